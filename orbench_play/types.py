@@ -1,0 +1,240 @@
+"""The nouns every part of orbench-play shares.
+
+Kept free of heavy imports (no LiteLLM, no Gradio, no pandas) so that any module,
+including the UI at cold start, can import them for free.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+SPLITS: tuple[str, ...] = ("hard-1k", "toxic", "80k")
+"""OR-Bench splits by their short name. `toxic` is the control set; the others are benign."""
+
+BENIGN_SPLITS: frozenset[str] = frozenset({"hard-1k", "80k"})
+
+CATEGORIES: tuple[str, ...] = (
+    "deception",
+    "harassment",
+    "harmful",
+    "hate",
+    "illegal",
+    "privacy",
+    "self-harm",
+    "sexual",
+    "unethical",
+    "violence",
+)
+
+VerdictLabel = Literal["direct_answer", "direct_refusal", "indirect_refusal", "error"]
+VERDICTS: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal", "error")
+REFUSALS: frozenset[str] = frozenset({"direct_refusal", "indirect_refusal"})
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    "split",
+    "row_id",
+    "category",
+    "prompt",
+    "model",
+    "response",
+    "verdict",
+    "verdict_source",
+    "error",
+    "latency_s",
+    "ttft_s",
+    "completion_tokens",
+    "cost_usd",
+    "cached",
+)
+"""The contract column order of every CSV/JSONL export. Only append, never reorder."""
+
+EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params")
+"""Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One OR-Bench row. `row_id` is `<split>:<index in the split file>`, stable
+    across runs and machines because it comes from the file order, not the sample."""
+
+    row_id: str
+    split: str
+    category: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A refusal judgement. `final=False` marks a provisional verdict made from a
+    streaming prefix; the UI shows it but scoring only counts final ones."""
+
+    label: str
+    source: str
+    final: bool = True
+    rationale: str = ""
+
+    @property
+    def is_refusal(self) -> bool:
+        return self.label in REFUSALS
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """How to reach one model through LiteLLM.
+
+    `name` is what users type and see in columns (`local/smollm2-135m`,
+    `gpt-4o-mini`, `custom/my-model@host:8000`). `api_key` is deliberately kept
+    out of repr and out of `identity()` so it never reaches a cache key, log or export.
+    """
+
+    name: str
+    litellm_model: str
+    label: str = ""
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False, compare=False)
+    extra: tuple[tuple[str, Any], ...] = ()
+    """Further LiteLLM kwargs from a model_list entry (sorted key/value pairs)."""
+    max_concurrency: int = 8
+    is_local: bool = False
+    """The embedded model: its api_base is only known once the server has started."""
+    owner_configured: bool = False
+    """From ORBENCH_MODELS/--config: trusted by the owner, exempt from public-mode limits."""
+    error: str | None = None
+    """Set when the catalog knows this entry cannot work (e.g. its key env var is
+    missing); the engine reports it per cell instead of calling the provider."""
+
+    def identity(self) -> dict[str, Any]:
+        """Everything about the model that can change its answer, minus secrets."""
+        return {
+            "litellm_model": self.litellm_model,
+            "api_base": None if self.is_local else self.api_base,
+            "extra": [list(kv) for kv in self.extra],
+        }
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """How each prompt is put to the model. All of it is part of the cache key."""
+
+    system_prompt: str | None = None
+    system_prompt_id: str = "none"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int = 512
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+        }
+
+    def params_json(self) -> str:
+        return json.dumps(self.as_dict(), sort_keys=True)
+
+    def messages(self, prompt_text: str) -> list[dict[str, str]]:
+        msgs: list[dict[str, str]] = []
+        if self.system_prompt:
+            msgs.append({"role": "system", "content": self.system_prompt})
+        msgs.append({"role": "user", "content": prompt_text})
+        return msgs
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """One run: every (prompt, model, repeat) cell is sent concurrently."""
+
+    models: tuple[ModelSpec, ...]
+    prompts: tuple[Prompt, ...]
+    params: GenerationParams = GenerationParams()
+    judge: str = "keyword"
+    """`keyword` (offline classifier only) or a model name used as LLM judge."""
+    concurrency: int = 16
+    """Global limit on in-flight requests across all models."""
+    timeout_s: float = 60.0
+    """Wall-clock limit for one attempt of one cell, stream included."""
+    max_retries: int = 3
+    use_cache: bool = True
+    repeats: int = 1
+    """Ask each (prompt, model) this many times (verdict stability, temperature > 0)."""
+
+
+@dataclass(slots=True)
+class CellResult:
+    """The outcome of one (prompt, model, repeat) cell: one row of the results."""
+
+    split: str
+    row_id: str
+    category: str
+    prompt: str
+    model: str
+    response: str = ""
+    verdict: str = "error"
+    verdict_source: str = ""
+    error: str = ""
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    completion_tokens: int | None = None
+    cost_usd: float = 0.0
+    cached: bool = False
+    system_prompt_id: str = "none"
+    params: str = ""
+    repeat: int = 0
+    finish_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.verdict != "error"
+
+    @property
+    def cell_id(self) -> str:
+        return cell_id(self.row_id, self.model, self.repeat)
+
+    def to_row(self) -> dict[str, Any]:
+        """Contract columns first, in order, then the appended extras."""
+        row = {c: getattr(self, c) for c in RESULT_COLUMNS}
+        row.update({c: getattr(self, c) for c in EXTRA_COLUMNS})
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "CellResult":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in row.items() if k in names})
+
+
+def cell_id(row_id: str, model: str, repeat: int = 0) -> str:
+    """The key that ties engine events, UI cells and results together."""
+    return f"{row_id}|{model}|{repeat}"
+
+
+EventKind = Literal["started", "delta", "verdict", "retry", "done", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class CellEvent:
+    """What the engine tells its consumers. The UI and CLI only render these.
+
+    - started: the cell is about to be sent (or replayed from cache).
+    - delta: `text` is new answer text to append.
+    - verdict: `verdict` is the current judgement (provisional or final).
+    - retry: `message` says why and how long the engine waits before retrying.
+    - done: `result` is the finished cell (verdict final), possibly from cache.
+    - error: `result` holds the failed cell with a short human `error`;
+      any partial text stays in `result.response`.
+    """
+
+    kind: EventKind
+    cell_id: str
+    row_id: str
+    model: str
+    repeat: int = 0
+    text: str = ""
+    verdict: Verdict | None = None
+    result: CellResult | None = None
+    message: str = ""
