@@ -1,0 +1,486 @@
+"""Evaluation harness: how often do our verdicts agree with people?
+
+Runs any verdict function over human-labelled completions and reports binary
+agreement (answer vs any refusal), 3-class accuracy and macro-F1, a confusion
+matrix, a per-source (per-model) breakdown, the agreement of provisional
+verdicts made from a 100-character prefix, and throughput.
+
+Input formats (CSV):
+- XSTest completions: ``id,type,prompt,completion,final_label`` with labels
+  ``1_full_compliance`` / ``2_full_refusal`` / ``3_partial_refusal``; the source
+  is taken from the file name (``xstest_v2_completions_gpt4.csv`` -> ``gpt4``).
+- generic: ``prompt,response,label`` with OR-Bench verdict names (XSTest names
+  are accepted too); an optional ``model`` (or ``source``) column names the source.
+
+Pure Python and the standard library only: no pandas or scikit-learn needed.
+``python -m orbench_play.evaluation --help`` for the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import inspect
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .types import REFUSALS, Verdict
+
+CLASSES: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal")
+
+XSTEST_LABELS: dict[str, str] = {
+    "1_full_compliance": "direct_answer",
+    "2_full_refusal": "direct_refusal",
+    "3_partial_refusal": "indirect_refusal",
+}
+
+DEFAULT_DATA = Path("../shared/data/xstest/completions")
+PREFIX_CHARS = 100
+
+ClassifyFn = Callable[..., Any]
+"""`fn(text)` or `fn(text, prompt=...)` returning a Verdict or a label string."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledRow:
+    prompt: str
+    response: str
+    label: str
+    source: str
+    row_id: str = ""
+
+
+@dataclass(slots=True)
+class Metrics:
+    n: int
+    binary_agreement: float
+    accuracy: float
+    macro_f1: float
+    confusion: dict[str, dict[str, int]]
+    """confusion[true][predicted] = count, over CLASSES."""
+    per_class: dict[str, dict[str, float]]
+    """precision / recall / f1 / support per class."""
+    binary_confusion: dict[str, int]
+    """tp/fp/fn/tn with 'refusal' as the positive class."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "binary_agreement": self.binary_agreement,
+            "accuracy": self.accuracy,
+            "macro_f1": self.macro_f1,
+            "confusion": self.confusion,
+            "per_class": self.per_class,
+            "binary_confusion": self.binary_confusion,
+        }
+
+
+@dataclass(slots=True)
+class EvalReport:
+    name: str
+    overall: Metrics
+    per_source: dict[str, Metrics]
+    provisional_agreement: float | None = None
+    """Share of answers whose provisional verdict from the first 100 characters
+    has the same binary label (answer vs refusal) as the final verdict."""
+    verdicts_per_s: float | None = None
+    source_counts: dict[str, int] = field(default_factory=dict)
+    """Which verdict layer (Verdict.source) decided how many answers."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "overall": self.overall.as_dict(),
+            "per_source": {k: v.as_dict() for k, v in self.per_source.items()},
+            "provisional_agreement": self.provisional_agreement,
+            "verdicts_per_s": self.verdicts_per_s,
+            "decided_by": self.source_counts,
+        }
+
+    def format(self) -> str:
+        return format_report(self)
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def _normalise_label(raw: str) -> str:
+    raw = (raw or "").strip()
+    if raw in XSTEST_LABELS:
+        return XSTEST_LABELS[raw]
+    low = raw.lower().replace(" ", "_").strip("[]")
+    if low in CLASSES:
+        return low
+    raise ValueError(f"unknown label {raw!r}; expected one of {CLASSES} or XSTest's labels")
+
+
+def _source_from_path(path: Path) -> str:
+    stem = path.stem
+    for prefix in ("xstest_v2_completions_", "xstest_completions_", "completions_"):
+        if stem.startswith(prefix):
+            return stem[len(prefix):]
+    return stem
+
+
+def load_csv(path: str | Path) -> list[LabelledRow]:
+    path = Path(path)
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        cols = set(reader.fieldnames or ())
+        if {"completion", "final_label"} <= cols:
+            resp_col, label_col = "completion", "final_label"
+        elif {"response", "label"} <= cols:
+            resp_col, label_col = "response", "label"
+        else:
+            raise ValueError(
+                f"{path}: need columns completion,final_label (XSTest) or response,label; got {sorted(cols)}"
+            )
+        default_source = _source_from_path(path)
+        rows = []
+        for i, rec in enumerate(reader):
+            source = rec.get("model") or rec.get("source") or default_source
+            rows.append(
+                LabelledRow(
+                    prompt=rec.get("prompt") or "",
+                    response=rec.get(resp_col) or "",
+                    label=_normalise_label(rec.get(label_col, "")),
+                    source=source,
+                    row_id=rec.get("id") or str(i),
+                )
+            )
+    return rows
+
+
+def load_rows(paths: Iterable[str | Path]) -> list[LabelledRow]:
+    """Rows from CSV files and/or folders of CSV files (sorted for determinism)."""
+    rows: list[LabelledRow] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            files = sorted(p.glob("*.csv"))
+            if not files:
+                raise FileNotFoundError(f"no .csv files in {p}")
+            for f in files:
+                rows.extend(load_csv(f))
+        elif p.is_file():
+            rows.extend(load_csv(p))
+        else:
+            raise FileNotFoundError(f"labelled data not found: {p}")
+    return rows
+
+
+# --- metrics ------------------------------------------------------------------------
+
+
+def _label_of(result: Any) -> str:
+    return result.label if isinstance(result, Verdict) else str(result)
+
+
+def compute_metrics(truth: Sequence[str], pred: Sequence[str]) -> Metrics:
+    if len(truth) != len(pred):
+        raise ValueError("truth and pred differ in length")
+    n = len(truth)
+    confusion = {t: {p: 0 for p in CLASSES} for t in CLASSES}
+    bin_conf = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    agree = correct = 0
+    for t, p in zip(truth, pred):
+        if p not in CLASSES:
+            raise ValueError(f"prediction {p!r} is not one of {CLASSES}")
+        confusion[t][p] += 1
+        correct += t == p
+        tr, pr = t in REFUSALS, p in REFUSALS
+        agree += tr == pr
+        bin_conf["tp" if tr and pr else "fn" if tr else "fp" if pr else "tn"] += 1
+    per_class: dict[str, dict[str, float]] = {}
+    f1s = []
+    for c in CLASSES:
+        tp = confusion[c][c]
+        predicted = sum(confusion[t][c] for t in CLASSES)
+        support = sum(confusion[c].values())
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_class[c] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
+        if support:  # classes absent from the truth do not count (as sklearn with labels=present)
+            f1s.append(f1)
+    return Metrics(
+        n=n,
+        binary_agreement=agree / n if n else 0.0,
+        accuracy=correct / n if n else 0.0,
+        macro_f1=sum(f1s) / len(f1s) if f1s else 0.0,
+        confusion=confusion,
+        per_class=per_class,
+        binary_confusion=bin_conf,
+    )
+
+
+def _caller(classify_fn: ClassifyFn) -> Callable[[LabelledRow, bool], Any]:
+    """Adapt fn(text[, final=][, prompt=]) to one calling convention."""
+    try:
+        params = inspect.signature(classify_fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_prompt = "prompt" in params
+    takes_final = "final" in params
+
+    def call(row: LabelledRow, final: bool, text: str | None = None) -> Any:
+        kwargs: dict[str, Any] = {}
+        if takes_prompt:
+            kwargs["prompt"] = row.prompt
+        if takes_final:
+            kwargs["final"] = final
+        return classify_fn(row.response if text is None else text, **kwargs)
+
+    return call
+
+
+def evaluate(
+    rows: Sequence[LabelledRow],
+    classify_fn: ClassifyFn,
+    *,
+    name: str = "",
+    provisional: bool = True,
+    timing: bool = True,
+    min_timing_s: float = 1.0,
+) -> EvalReport:
+    """Run `classify_fn` over `rows` and compare with the human labels."""
+    call = _caller(classify_fn)
+    results = [call(r, True) for r in rows]
+    preds = [_label_of(v) for v in results]
+    truth = [r.label for r in rows]
+    overall = compute_metrics(truth, preds)
+    per_source: dict[str, Metrics] = {}
+    for source in sorted({r.source for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r.source == source]
+        per_source[source] = compute_metrics([truth[i] for i in idx], [preds[i] for i in idx])
+    decided: dict[str, int] = {}
+    for v in results:
+        key = v.source if isinstance(v, Verdict) else "-"
+        decided[key] = decided.get(key, 0) + 1
+
+    prov = None
+    if provisional and rows:
+        same = 0
+        for r, final_label in zip(rows, preds):
+            early = _label_of(call(r, False, r.response[:PREFIX_CHARS]))
+            same += (early in REFUSALS) == (final_label in REFUSALS)
+        prov = same / len(rows)
+
+    speed = None
+    if timing and rows:
+        count = 0
+        start = time.perf_counter()
+        while True:
+            for r in rows:
+                call(r, True)
+            count += len(rows)
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_timing_s:
+                break
+        speed = count / elapsed
+
+    return EvalReport(
+        name=name or getattr(classify_fn, "__name__", "classifier"),
+        overall=overall,
+        per_source=per_source,
+        provisional_agreement=prov,
+        verdicts_per_s=speed,
+        source_counts=decided,
+    )
+
+
+FitFn = Callable[[Sequence[LabelledRow]], ClassifyFn]
+
+
+@dataclass(slots=True)
+class LomoReport:
+    """Leave-one-model(source)-out: fit on the other sources, test on this one."""
+
+    name: str
+    folds: dict[str, Metrics]
+    in_sample: dict[str, Metrics]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "lomo": {k: v.as_dict() for k, v in self.folds.items()},
+            "in_sample": {k: v.as_dict() for k, v in self.in_sample.items()},
+        }
+
+    def format(self) -> str:
+        lines = [f"Leave-one-model-out vs in-sample: {self.name}"]
+        lines.append(
+            f"{'held-out source':<18}{'n':>6}{'LOMO bin':>10}{'LOMO F1':>9}{'in-smp bin':>12}{'in-smp F1':>11}"
+        )
+        for src, m in self.folds.items():
+            ins = self.in_sample.get(src)
+            lines.append(
+                f"{src:<18}{m.n:>6}{_pct(m.binary_agreement):>10}{m.macro_f1:>9.3f}"
+                f"{_pct(ins.binary_agreement) if ins else '-':>12}{(f'{ins.macro_f1:.3f}' if ins else '-'):>11}"
+            )
+        return "\n".join(lines)
+
+
+def lomo_report(
+    rows: Sequence[LabelledRow], fit_fn: FitFn, *, name: str = "", in_sample: bool = True
+) -> LomoReport:
+    """For each source: fit on the others, evaluate on it (and, for comparison,
+    fit on everything and evaluate on it)."""
+    sources = sorted({r.source for r in rows})
+    folds: dict[str, Metrics] = {}
+    for src in sources:
+        train = [r for r in rows if r.source != src]
+        test = [r for r in rows if r.source == src]
+        fn = fit_fn(train)
+        call = _caller(fn)
+        folds[src] = compute_metrics([r.label for r in test], [_label_of(call(r, True)) for r in test])
+    ins: dict[str, Metrics] = {}
+    if in_sample:
+        call = _caller(fit_fn(rows))
+        for src in sources:
+            test = [r for r in rows if r.source == src]
+            ins[src] = compute_metrics([r.label for r in test], [_label_of(call(r, True)) for r in test])
+    return LomoReport(name=name or "fitted", folds=folds, in_sample=ins)
+
+
+# --- formatting ---------------------------------------------------------------------
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+_SHORT = {"direct_answer": "answer", "direct_refusal": "refusal", "indirect_refusal": "indirect"}
+
+
+def format_report(rep: EvalReport) -> str:
+    m = rep.overall
+    out = [f"Verdicts vs human labels: {rep.name}  (n={m.n})", ""]
+    out.append(f"{'source':<18}{'n':>6}{'binary':>9}{'3-class acc':>13}{'macro-F1':>10}")
+    for src, sm in list(rep.per_source.items()) + [("ALL", m)]:
+        out.append(f"{src:<18}{sm.n:>6}{_pct(sm.binary_agreement):>9}{_pct(sm.accuracy):>13}{sm.macro_f1:>10.3f}")
+    out += ["", "Confusion (rows = human, columns = verdict):"]
+    out.append(f"{'':<12}" + "".join(f"{_SHORT[c]:>10}" for c in CLASSES))
+    for t in CLASSES:
+        out.append(f"{_SHORT[t]:<12}" + "".join(f"{m.confusion[t][p]:>10}" for p in CLASSES))
+    out += ["", f"{'class':<18}{'precision':>10}{'recall':>8}{'F1':>7}{'support':>9}"]
+    for c in CLASSES:
+        pc = m.per_class[c]
+        out.append(f"{c:<18}{pc['precision']:>10.3f}{pc['recall']:>8.3f}{pc['f1']:>7.3f}{int(pc['support']):>9}")
+    b = m.binary_confusion
+    out += ["", f"binary (refusal = positive): tp={b['tp']} fp={b['fp']} fn={b['fn']} tn={b['tn']}"]
+    if rep.provisional_agreement is not None:
+        out.append(f"provisional (first {PREFIX_CHARS} chars) agrees with final: {_pct(rep.provisional_agreement)}")
+    if rep.verdicts_per_s is not None:
+        per = 1e6 / rep.verdicts_per_s if rep.verdicts_per_s else float("inf")
+        out.append(f"throughput: {rep.verdicts_per_s:,.0f} verdicts/s ({per:.1f} µs per verdict)")
+    if rep.source_counts:
+        out.append("decided by: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.source_counts.items())))
+    return "\n".join(out)
+
+
+# --- configurations -------------------------------------------------------------------
+
+
+def configurations() -> dict[str, ClassifyFn]:
+    """Named verdict functions the CLI can run (imported lazily, all offline)."""
+    from . import verdicts
+
+    return {
+        "classify": verdicts.classify,
+        "phrases": verdicts.classify_rules,
+        "xstest-baseline": verdicts.baseline_start_match,
+    }
+
+
+def _load_fit_fn() -> FitFn:
+    """The training script's fit function (dev checkout + scikit-learn only)."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train_verdict_model.py"
+    if not script.is_file():
+        raise RuntimeError(f"--lomo needs the training script at {script} (a source checkout)")
+    spec = importlib.util.spec_from_file_location("_train_verdict_model", script)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:  # scikit-learn is a dev dependency
+        raise RuntimeError(f"--lomo needs the dev extras (scikit-learn): {exc}") from exc
+    return module.fit_classify_fn
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m orbench_play.evaluation",
+        description="Measure offline refusal verdicts against human-labelled completions.",
+    )
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        default=[str(DEFAULT_DATA)],
+        help=f"CSV files or folders (default: {DEFAULT_DATA}, relative to the current directory)",
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        help="verdict configuration(s): classify (default), phrases, xstest-baseline, or all",
+    )
+    parser.add_argument("--lomo", action="store_true", help="also refit the learned model leave-one-model-out")
+    parser.add_argument("--json", metavar="OUT", help="write all figures as JSON here")
+    parser.add_argument("--no-timing", action="store_true", help="skip the throughput measurement")
+    args = parser.parse_args(argv)
+
+    try:
+        rows = load_rows(args.data)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if any(Path(p) == DEFAULT_DATA for p in args.data):
+            print(
+                "hint: run from the repository root so ../shared/data/xstest/completions exists, "
+                "or pass --data DIR_OR_FILES",
+                file=sys.stderr,
+            )
+        return 2
+    if not rows:
+        print("error: no labelled rows", file=sys.stderr)
+        return 2
+
+    configs = configurations()
+    wanted = args.config or ["classify"]
+    if "all" in wanted:
+        wanted = list(configs)
+    unknown = [w for w in wanted if w not in configs]
+    if unknown:
+        print(f"error: unknown config {unknown}; choose from {sorted(configs)} or all", file=sys.stderr)
+        return 2
+
+    payload: dict[str, Any] = {"rows": len(rows), "reports": []}
+    for i, name in enumerate(wanted):
+        rep = evaluate(rows, configs[name], name=name, timing=not args.no_timing)
+        if i:
+            print()
+        print(rep.format())
+        payload["reports"].append(rep.as_dict())
+    if args.lomo:
+        try:
+            fit = _load_fit_fn()
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        lomo = lomo_report(rows, fit, name="learned model")
+        print()
+        print(lomo.format())
+        payload["lomo"] = lomo.as_dict()
+    if args.json:
+        Path(args.json).write_text(json.dumps(payload, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
