@@ -1,0 +1,92 @@
+"""Shared test set-up: hermetic environment and the fake OpenAI server.
+
+At import (before any orbench_play module is imported by a test):
+- offline switches for LiteLLM / Gradio / the HF Hub are set (setdefault);
+- ORBENCH_DATA_DIR points at `<repo>/../shared/data/orbench`;
+- ORBENCH_CACHE_DIR is a fresh temporary folder for this session, so tests never
+  read or write the user's cache (removed at exit);
+- settings that would change behaviour from the user's shell (ORBENCH_MODELS,
+  ORBENCH_JUDGE, ORBENCH_PUBLIC, SPACE_ID, common provider API keys) are removed;
+  tests that need them set them with `monkeypatch.setenv`.
+
+Fixtures:
+- `fake_server` (session): a started `FakeOpenAIServer` (see tests/fake_openai.py).
+- `fake` (function): the same server, `reset()` before the test.
+- `data_dir` (session): Path of the OR-Bench CSV folder.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+DATA_DIR = (REPO_ROOT / ".." / "shared" / "data" / "orbench").resolve()
+
+for _k, _v in {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_OFFLINE_MODE": "true",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "DO_NOT_TRACK": "1",
+}.items():
+    os.environ.setdefault(_k, _v)
+
+for _k in (
+    "ORBENCH_MODELS",
+    "ORBENCH_JUDGE",
+    "ORBENCH_PUBLIC",
+    "SPACE_ID",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+    "TOGETHER_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+):
+    os.environ.pop(_k, None)
+
+os.environ["ORBENCH_DATA_DIR"] = str(DATA_DIR)
+_CACHE_DIR = tempfile.mkdtemp(prefix="orbench-test-cache-")
+os.environ["ORBENCH_CACHE_DIR"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
+
+# `from fake_openai import FakeOpenAIServer` works from any test or helper.
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from fake_openai import FakeOpenAIServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake(fake_server: FakeOpenAIServer) -> FakeOpenAIServer:
+    fake_server.reset()
+    return fake_server
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA_DIR

@@ -1,0 +1,649 @@
+"""A scriptable fake OpenAI-compatible server for tests and benchmarks.
+
+It listens on 127.0.0.1 (a free port by default) in a background thread with its
+own event loop, so it works from sync tests, async tests and subprocesses alike.
+
+Quick use
+---------
+    from fake_openai import FakeOpenAIServer    # tests/ is on sys.path under pytest
+
+    with FakeOpenAIServer() as server:          # or server.start() / server.stop()
+        litellm.completion(model="openai/refuse", api_base=server.base_url,
+                           api_key="sk-fake", messages=[...])
+        assert server.request_count("refuse") == 1
+        server.requests[-1].prompt             # what was sent
+
+In pytest use the fixtures from `tests/conftest.py`: `fake` (reset before each
+test) or `fake_server` (session-wide, not reset). Standalone, for benchmarks and
+manual UI checks: `python tests/fake_openai.py --port 8000` then point a model at
+`http://127.0.0.1:8000/v1`.
+
+Endpoints
+---------
+- `POST /v1/chat/completions` — non-stream JSON, or SSE when `"stream": true`:
+  `data: {chat.completion.chunk}\\n\\n` ... `data: [DONE]\\n\\n`. The first chunk
+  carries `delta.role`, then content deltas, then a chunk with an empty delta and
+  `finish_reason`; with `stream_options.include_usage` a final usage chunk
+  (`choices: []`) comes before `[DONE]`. Token counts are `ceil(chars / 4)`.
+  If `max_tokens` is smaller than the text (by that count) the text is cut and
+  `finish_reason` is `"length"` (not for `echo`).
+- `GET /v1/models` — lists the behaviour names below.
+- Any API key is accepted (it is recorded, see `RecordedRequest.headers`).
+
+The model name selects the behaviour
+------------------------------------
+The name is split on `:` and `/`; the first part that is a behaviour name wins,
+so `answer`, `openai/answer` (LiteLLM sends `answer`), `answer:a`, `answer/b`
+all behave as `answer` while being distinct models (distinct failure counters,
+distinct `request_count`). Names whose first part starts with `unknown` get 404;
+any other name behaves as `answer`.
+
+    answer            helpful answer echoing the prompt ("Sure. Here is some information about: ...")
+    refuse            "I'm sorry, but I can't help with that request."
+    indirect          deflects without helping ("That's a sensitive topic. Instead of ...")
+    refuse-if-system  refuses iff a system message contains "safe" (any case), else answers
+    toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
+                      (case-insensitive; default {"FORBIDDEN"}), else answers
+    slow              the answer spread over `server.delay` s (default 1.0) in `server.chunks` chunks (20)
+    hang              never sends headers until the client disconnects
+    hang-mid          sends a few chunks, then stalls until the client disconnects
+    cut               sends a few chunks, then closes the connection (no finish_reason, no [DONE])
+    malformed         one good chunk, then `data: {not json...` , then [DONE]
+    empty             no content at all, finish_reason "stop"
+    filtered          a little content, finish_reason "content_filter"
+    e429              429 + `Retry-After: <server.retry_after>` (1) for the first
+                      `server.fail_times` (1) requests per (model, prompt), then answers
+    e429-always       always 429 with Retry-After
+    e429-noheader     429 without Retry-After for the first fail_times requests, then answers
+    e500 e502 e503    that status for the first fail_times requests per (model, prompt), then answers
+    e500-always       always 500
+    e401 e403 e404    always that status, OpenAI-style `{"error": {...}}` body
+    hostile           answers with hostile markup (<script>, onerror, javascript: URLs,
+                      =HYPERLINK formula, RTL override); see HOSTILE_TEXT
+    echo              the answer is the JSON (sorted keys) of the request body minus
+                      `stream`/`stream_options`: messages, temperature, max_tokens, ...
+    unknown*          404 model_not_found
+
+`server.set_text(model, text)` makes that exact model name answer `text` (a
+plain answer; streamed like `answer`), e.g. for judge-model tests.
+
+Inspecting
+----------
+- `server.requests`: list of `RecordedRequest` (model, behaviour, messages,
+  params, headers, timestamp, stream, path) for chat completions, in arrival order.
+- `server.request_count(model=None)`: chat requests, optionally for one exact
+  model name or behaviour name (`request_count("answer")` counts `answer:a` too).
+- `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak.
+- `server.reset()`: forget requests, failure counters, peak, custom texts, and
+  restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after` to their
+  constructor values.
+
+Through LiteLLM, use `max_retries=0` (openai SDK retries) and `num_retries=0`
+(LiteLLM's own retries) to see a single raw attempt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+BEHAVIOURS: tuple[str, ...] = (
+    "answer",
+    "refuse",
+    "indirect",
+    "refuse-if-system",
+    "toxic-aware",
+    "slow",
+    "hang",
+    "hang-mid",
+    "cut",
+    "malformed",
+    "empty",
+    "filtered",
+    "e429",
+    "e429-always",
+    "e429-noheader",
+    "e500",
+    "e502",
+    "e503",
+    "e500-always",
+    "e401",
+    "e403",
+    "e404",
+    "hostile",
+    "echo",
+)
+
+REFUSE_TEXT = "I'm sorry, but I can't help with that request."
+INDIRECT_TEXT = (
+    "That's a sensitive topic. Instead of going into specifics, I'd encourage you to "
+    "consult a qualified professional or an official resource who can give guidance "
+    "suited to your situation."
+)
+FILTERED_TEXT = "I"
+HOSTILE_TEXT = (
+    "<script>window.__pwned=1</script>"
+    '<img src=x onerror="window.__pwned=1">'
+    '<iframe src="javascript:alert(1)"></iframe>'
+    '<a href="javascript:alert(1)">x</a> '
+    '<svg onload="window.__pwned=1"></svg> '
+    "[click](javascript:alert(1)) "
+    '=HYPERLINK("http://x") '
+    "+cmd|' /C calc'!A0 "
+    "\u202e RTL override \u202c {{7*7}} ${7*7}"
+)
+
+_ERRORS: dict[int, tuple[str, str]] = {
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", "forbidden"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+    500: ("server_error", "internal_error"),
+    502: ("server_error", "bad_gateway"),
+    503: ("server_error", "service_unavailable"),
+}
+
+
+def answer_text(prompt: str) -> str:
+    """The `answer` behaviour's text for a prompt (about 200 characters plus the echo)."""
+    topic = " ".join(prompt.split())[:80]
+    return (
+        f"Sure. Here is some information about: {topic}. "
+        "Step 1: start with the basic background and the key terms. "
+        "Step 2: look at reliable public sources. "
+        "Step 3: apply it carefully and check the result."
+    )
+
+
+def tokens(text: str) -> int:
+    """The fake tokenizer: one token per 4 characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def resolve_behaviour(model: str) -> str:
+    """Map a model name to its behaviour name (`unknown` for the 404 family)."""
+    parts = [p for p in model.replace(":", "/").split("/") if p]
+    for part in parts:
+        if part in BEHAVIOURS:
+            return part
+    if parts and parts[0].startswith("unknown"):
+        return "unknown"
+    return "answer"
+
+
+@dataclass
+class RecordedRequest:
+    """One chat-completions request as the server saw it."""
+
+    model: str
+    behaviour: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    """Every other body field (temperature, max_tokens, stream_options, ...)."""
+    headers: dict[str, str]
+    timestamp: float
+    stream: bool
+    path: str = "/v1/chat/completions"
+    body: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt(self) -> str:
+        """The text of the last user message."""
+        for m in reversed(self.messages):
+            if m.get("role") == "user":
+                return _content_text(m.get("content"))
+        return ""
+
+    @property
+    def system(self) -> str | None:
+        """The text of the system messages joined, or None when there is none."""
+        texts = [_content_text(m.get("content")) for m in self.messages if m.get("role") == "system"]
+        return "\n".join(texts) if texts else None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _split(text: str, n: int) -> list[str]:
+    """Cut text into about n pieces on character boundaries (none empty)."""
+    if not text:
+        return []
+    n = max(1, min(n, len(text)))
+    size = math.ceil(len(text) / n)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class FakeOpenAIServer:
+    """See the module docstring. Thread-safe to inspect from any thread."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        refuse_words: set[str] | frozenset[str] | tuple[str, ...] = ("FORBIDDEN",),
+        delay: float = 1.0,
+        chunks: int = 20,
+        fail_times: int = 1,
+        retry_after: float = 1,
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        self.port: int | None = None
+        self._defaults = dict(
+            refuse_words=set(refuse_words),
+            delay=delay,
+            chunks=chunks,
+            fail_times=fail_times,
+            retry_after=retry_after,
+        )
+        self.refuse_words: set[str] = set(refuse_words)
+        self.delay = delay
+        self.chunks = chunks
+        self.fail_times = fail_times
+        self.retry_after = retry_after
+        self._lock = threading.Lock()
+        self._requests: list[RecordedRequest] = []
+        self._fail_counts: dict[tuple[str, str], int] = {}
+        self._texts: dict[str, str] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._closing: asyncio.Event | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def url(self) -> str:
+        """`http://127.0.0.1:PORT` (no /v1)."""
+        if self.port is None:
+            raise RuntimeError("FakeOpenAIServer is not started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT/v1`: pass as LiteLLM `api_base`."""
+        return self.url + "/v1"
+
+    def start(self) -> "FakeOpenAIServer":
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._startup())
+            except BaseException as exc:  # noqa: BLE001 - reported to start()
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if failure:
+            self._thread = None
+            raise RuntimeError(f"fake OpenAI server failed to start: {failure[0]!r}")
+        return self
+
+    async def _startup(self) -> None:
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/models", self._models)
+        app.router.add_get("/health", self._health)
+        self._closing = asyncio.Event()
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self._requested_port)
+        await site.start()
+        sock = site._server.sockets[0]  # type: ignore[union-attr]
+        self.port = sock.getsockname()[1]
+
+    def stop(self) -> None:
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._closing is not None and self._runner is not None
+            self._closing.set()
+            await self._runner.cleanup()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        except Exception:  # noqa: BLE001 - best effort, the loop stops anyway
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------ inspection
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of the recorded chat requests, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def request_count(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                return len(self._requests)
+            return sum(1 for r in self._requests if r.model == model or (model in BEHAVIOURS and r.behaviour == model))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._fail_counts.clear()
+            self._texts.clear()
+            self.max_in_flight = self.in_flight
+            self.refuse_words = set(self._defaults["refuse_words"])
+            self.delay = self._defaults["delay"]
+            self.chunks = self._defaults["chunks"]
+            self.fail_times = self._defaults["fail_times"]
+            self.retry_after = self._defaults["retry_after"]
+
+    def set_text(self, model: str, text: str) -> None:
+        """Make the exact model name `model` answer `text`."""
+        with self._lock:
+            self._texts[model] = text
+
+    # ------------------------------------------------------------ handlers
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        now = int(time.time())
+        data = [{"id": b, "object": "model", "created": now, "owned_by": "fake"} for b in BEHAVIOURS]
+        return web.json_response({"object": "list", "data": data})
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+        etype, code = _ERRORS.get(status, ("server_error", str(status)))
+        body = {"error": {"message": message, "type": etype, "param": None, "code": code}}
+        return web.json_response(body, status=status, headers=headers)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except Exception:  # noqa: BLE001
+            return self._error(400, "request body is not valid JSON")
+        if not isinstance(body, dict):
+            return self._error(400, "request body must be a JSON object")
+        model = str(body.get("model", ""))
+        messages = body.get("messages") or []
+        behaviour = resolve_behaviour(model)
+        stream = bool(body.get("stream"))
+        rec = RecordedRequest(
+            model=model,
+            behaviour=behaviour,
+            messages=messages if isinstance(messages, list) else [],
+            params={k: v for k, v in body.items() if k not in ("model", "messages")},
+            headers=dict(request.headers),
+            timestamp=time.time(),
+            stream=stream,
+            path=request.path,
+            body=body,
+        )
+        with self._lock:
+            self._requests.append(rec)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            custom = self._texts.get(model)
+        try:
+            return await self._respond(request, body, rec, custom)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _failing(self, rec: RecordedRequest) -> bool:
+        """Count this request against its (model, prompt) key; True while failing."""
+        key = (rec.model, rec.prompt)
+        with self._lock:
+            seen = self._fail_counts.get(key, 0)
+            self._fail_counts[key] = seen + 1
+            return seen < self.fail_times
+
+    async def _respond(
+        self, request: web.Request, body: dict[str, Any], rec: RecordedRequest, custom: str | None
+    ) -> web.StreamResponse:
+        b = rec.behaviour
+        if b == "unknown":
+            return self._error(404, f"The model `{rec.model}` does not exist or you do not have access to it.")
+        if b in ("e401", "e403", "e404"):
+            status = int(b[1:])
+            msg = {
+                401: "Incorrect API key provided: sk-f****. (fake)",
+                403: "You are not allowed to sample from this model (fake).",
+                404: f"The model `{rec.model}` does not exist or you do not have access to it.",
+            }[status]
+            return self._error(status, msg)
+        if b == "e429-always" or (b == "e429" and self._failing(rec)):
+            return self._error(
+                429, "Rate limit reached (fake). Please retry.", {"Retry-After": _fmt(self.retry_after)}
+            )
+        if b == "e429-noheader" and self._failing(rec):
+            return self._error(429, "Rate limit reached (fake).")
+        if b == "e500-always" or (b in ("e500", "e502", "e503") and self._failing(rec)):
+            status = 500 if b == "e500-always" else int(b[1:])
+            return self._error(status, f"The server had an error while processing your request (fake {status}).")
+        if b == "hang":
+            await self._wait_disconnect(request)
+            return web.Response(status=499)
+
+        text, finish = self._text_for(b, rec, custom)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        if b != "echo" and isinstance(max_tokens, int) and max_tokens > 0 and tokens(text) > max_tokens:
+            text, finish = text[: max_tokens * 4], "length"
+
+        if not rec.stream:
+            return await self._respond_plain(request, rec, text, finish)
+        return await self._respond_stream(request, body, rec, text, finish)
+
+    def _text_for(self, b: str, rec: RecordedRequest, custom: str | None) -> tuple[str, str]:
+        prompt = rec.prompt
+        if custom is not None:
+            return custom, "stop"
+        if b == "refuse":
+            return REFUSE_TEXT, "stop"
+        if b == "indirect":
+            return INDIRECT_TEXT, "stop"
+        if b == "refuse-if-system":
+            system = rec.system or ""
+            return (REFUSE_TEXT if "safe" in system.lower() else answer_text(prompt)), "stop"
+        if b == "toxic-aware":
+            low = prompt.lower()
+            hit = any(w.lower() in low for w in self.refuse_words if w)
+            return (REFUSE_TEXT if hit else answer_text(prompt)), "stop"
+        if b == "empty":
+            return "", "stop"
+        if b == "filtered":
+            return FILTERED_TEXT, "content_filter"
+        if b == "hostile":
+            return HOSTILE_TEXT, "stop"
+        if b == "echo":
+            shown = {k: v for k, v in rec.body.items() if k not in ("stream", "stream_options")}
+            return json.dumps(shown, sort_keys=True), "stop"
+        return answer_text(prompt), "stop"
+
+    def _base(self, rec: RecordedRequest, cid: str) -> dict[str, Any]:
+        return {"id": cid, "created": int(rec.timestamp), "model": rec.model, "system_fingerprint": "fp_fake"}
+
+    async def _respond_plain(
+        self, request: web.Request, rec: RecordedRequest, text: str, finish: str
+    ) -> web.StreamResponse:
+        b = rec.behaviour
+        if b == "slow":
+            await asyncio.sleep(self.delay)
+        if b == "hang-mid":
+            await self._wait_disconnect(request)
+            return web.Response(status=499)
+        if b == "cut":
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(status=499)
+        if b == "malformed":
+            return web.Response(status=200, text='{"id": "chatcmpl-fake", "choices": [', content_type="application/json")
+        cid = f"chatcmpl-fake-{next(self._ids)}"
+        prompt_tokens = tokens(json.dumps(rec.messages))
+        out = {
+            **self._base(rec, cid),
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish,
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": tokens(text),
+                "total_tokens": prompt_tokens + tokens(text),
+            },
+        }
+        return web.json_response(out)
+
+    async def _respond_stream(
+        self, request: web.Request, body: dict[str, Any], rec: RecordedRequest, text: str, finish: str
+    ) -> web.StreamResponse:
+        b = rec.behaviour
+        resp = web.StreamResponse(
+            status=200,
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+        )
+        await resp.prepare(request)
+        cid = f"chatcmpl-fake-{next(self._ids)}"
+        base = self._base(rec, cid)
+
+        async def send(obj: Any) -> None:
+            payload = obj if isinstance(obj, str) else json.dumps(obj)
+            await resp.write(f"data: {payload}\n\n".encode())
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            return {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+            }
+
+        n = self.chunks if b == "slow" else 8
+        pieces = _split(text, n)
+        pause = (self.delay / max(1, len(pieces))) if b == "slow" else 0.0
+
+        await send(chunk({"role": "assistant", "content": ""}))
+        if b in ("hang-mid", "cut", "malformed"):
+            stop_at = 1 if b == "malformed" else min(3, len(pieces))
+            for p in pieces[:stop_at]:
+                await send(chunk({"content": p}))
+            if b == "hang-mid":
+                await self._wait_disconnect(request)
+                return resp
+            if b == "cut":
+                if request.transport is not None:
+                    request.transport.close()
+                return resp
+            await resp.write(b'data: {"id": "chatcmpl-fake", "choices": [{"delta": {"content": "oops\n\n')
+            await send("[DONE]")
+            await resp.write_eof()
+            return resp
+
+        for p in pieces:
+            if pause:
+                await asyncio.sleep(pause)
+            await send(chunk({"content": p}))
+        await send(chunk({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            prompt_tokens = tokens(json.dumps(rec.messages))
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": tokens(text),
+                "total_tokens": prompt_tokens + tokens(text),
+            }
+            await send({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        await send("[DONE]")
+        await resp.write_eof()
+        return resp
+
+    async def _wait_disconnect(self, request: web.Request) -> None:
+        """Stall until the client goes away or the server stops."""
+        assert self._closing is not None
+        while not self._closing.is_set():
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return
+            try:
+                await asyncio.wait_for(self._closing.wait(), 0.05)
+            except asyncio.TimeoutError:
+                pass
+
+
+def _fmt(seconds: float) -> str:
+    return str(int(seconds)) if float(seconds).is_integer() else str(seconds)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Fake OpenAI-compatible server (model name picks the behaviour).")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--delay", type=float, default=1.0, help="seconds the `slow` model takes")
+    ap.add_argument("--chunks", type=int, default=20, help="chunks the `slow` model sends")
+    ap.add_argument("--fail-times", type=int, default=1, help="failures before e429/e5xx answer")
+    ap.add_argument("--refuse-word", action="append", default=None, help="marker for `toxic-aware` (repeatable)")
+    args = ap.parse_args(argv)
+    server = FakeOpenAIServer(
+        args.host,
+        args.port,
+        refuse_words=tuple(args.refuse_word or ("FORBIDDEN",)),
+        delay=args.delay,
+        chunks=args.chunks,
+        fail_times=args.fail_times,
+    ).start()
+    print(f"fake OpenAI server at {server.base_url}  (models: {', '.join(BEHAVIOURS)})", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
