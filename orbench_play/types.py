@@ -213,7 +213,7 @@ def cell_id(row_id: str, model: str, repeat: int = 0) -> str:
     return f"{row_id}|{model}|{repeat}"
 
 
-EventKind = Literal["started", "delta", "verdict", "retry", "done", "error"]
+EventKind = Literal["started", "delta", "verdict", "retry", "done", "error", "status"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +227,8 @@ class CellEvent:
     - done: `result` is the finished cell (verdict final), possibly from cache.
     - error: `result` holds the failed cell with a short human `error`;
       any partial text stays in `result.response`.
+    - status: run-level news with an empty `cell_id` (e.g. "Starting the
+      embedded model…"); `message` says what.
     """
 
     kind: EventKind

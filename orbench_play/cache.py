@@ -1,0 +1,204 @@
+"""Content-addressed disk cache of finished cells and judge verdicts.
+
+Why our own cache: LiteLLM's disk cache is gone and its cache-hit path pulls in
+`soundfile`. Why content-addressed: the key is a hash of everything that can
+change an answer, so a changed system prompt or temperature is a new entry,
+while an API key (which cannot change the answer, and must never touch disk) is
+not part of it. Only complete, successful streams are stored: errors, cancelled
+and cut streams are never written, which is what makes "re-run the same
+command" resume exactly the missing cells. Verdicts from the offline classifier
+are recomputed on replay (they cost microseconds and improve over time); LLM
+judge verdicts are stored under keys of their own because they cost a call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .types import GenerationParams, ModelSpec
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = 1
+"""Bump when the stored value's shape changes: old entries simply stop matching."""
+
+DEFAULT_SIZE_LIMIT_MB = 1024
+
+
+def default_cache_dir() -> Path:
+    """ORBENCH_CACHE_DIR, else the per-user cache folder (XDG on Linux)."""
+    explicit = os.environ.get("ORBENCH_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "orbench-play"
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cell_key(
+    model: ModelSpec,
+    messages: list[dict[str, str]],
+    params: GenerationParams,
+    repeat: int = 0,
+) -> str:
+    """The cache key of one answer. Never includes `model.api_key`."""
+    return "cell:" + _digest(
+        {
+            "v": CACHE_VERSION,
+            "model": model.identity(),
+            "messages": messages,
+            "params": params.as_dict(),
+            "repeat": repeat,
+        }
+    )
+
+
+def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]]) -> str:
+    """The cache key of one LLM-judge verdict (its prompt text is part of it,
+    so rewording the judge prompt invalidates old verdicts)."""
+    return "judge:" + _digest({"v": CACHE_VERSION, "judge": judge.identity(), "messages": judge_messages})
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    """What a finished cell leaves behind: enough to replay it exactly."""
+
+    response: str
+    finish_reason: str | None
+    completion_tokens: int | None
+    cost_usd: float
+    latency_s: float | None
+    ttft_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "response": self.response,
+            "finish_reason": self.finish_reason,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "latency_s": self.latency_s,
+            "ttft_s": self.ttft_s,
+        }
+
+
+class ResultCache:
+    """A thin, failure-tolerant wrapper over `diskcache.Cache`.
+
+    Any disk error turns the cache off for the rest of the process with one
+    warning, rather than failing a run: a demo must go on without its cache.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], size_limit_mb: int | None = None):
+        import diskcache  # cheap, but keep module import free of disk access
+
+        self.directory = Path(directory)
+        limit = size_limit_mb or int(os.environ.get("ORBENCH_CACHE_SIZE_MB", DEFAULT_SIZE_LIMIT_MB))
+        self.warning: str | None = None
+        self._cache: Any = None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(
+                str(self.directory),
+                size_limit=limit * 1024 * 1024,
+                eviction_policy="least-recently-stored",
+            )
+            # Touch the database so a corrupt file is found now, not mid-run.
+            self._cache.get("__probe__")
+        except Exception as exc:  # corrupt sqlite file, permissions, full disk...
+            self._disable(f"could not open the cache at {self.directory} ({exc.__class__.__name__}: {exc})")
+
+    @property
+    def enabled(self) -> bool:
+        return self._cache is not None
+
+    def _disable(self, why: str) -> None:
+        self.warning = f"Cache disabled: {why}; continuing without it."
+        log.warning(self.warning)
+        if self._cache is not None:
+            try:
+                self._cache.close()
+            except Exception:
+                pass
+        self._cache = None
+
+    def get_answer(self, key: str) -> CachedAnswer | None:
+        value = self._get(key)
+        if not isinstance(value, dict):
+            return None
+        try:
+            return CachedAnswer(**value)
+        except TypeError:
+            return None  # an entry of an older shape: treat as a miss
+
+    def put_answer(self, key: str, answer: CachedAnswer) -> None:
+        self._set(key, answer.to_dict())
+
+    def get_judge(self, key: str) -> dict[str, str] | None:
+        value = self._get(key)
+        return value if isinstance(value, dict) else None
+
+    def put_judge(self, key: str, label: str, rationale: str) -> None:
+        self._set(key, {"label": label, "rationale": rationale})
+
+    def __contains__(self, key: str) -> bool:
+        if self._cache is None:
+            return False
+        try:
+            return key in self._cache
+        except Exception as exc:
+            self._disable(f"read failed ({exc})")
+            return False
+
+    def __len__(self) -> int:
+        if self._cache is None:
+            return 0
+        try:
+            return len(self._cache)
+        except Exception:
+            return 0
+
+    def _get(self, key: str) -> Any:
+        if self._cache is None:
+            return None
+        try:
+            return self._cache.get(key)
+        except Exception as exc:
+            self._disable(f"read failed ({exc})")
+            return None
+
+    def _set(self, key: str, value: Any) -> None:
+        if self._cache is None:
+            return
+        try:
+            self._cache.set(key, value)
+        except Exception as exc:
+            self._disable(f"write failed ({exc})")
+
+    def clear(self) -> None:
+        if self._cache is not None:
+            self._cache.clear()
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+
+_default: ResultCache | None = None
+
+
+def default_cache() -> ResultCache:
+    """The process-wide cache handle (one of the two globals the architecture allows)."""
+    global _default
+    if _default is None or Path(_default.directory) != default_cache_dir():
+        _default = ResultCache(default_cache_dir())
+    return _default

@@ -1,0 +1,456 @@
+"""The fan-out engine: every (prompt, model, repeat) cell streamed concurrently
+through LiteLLM, judged, cached, and reported as a stream of `CellEvent`s.
+
+Everything that shows results (Gradio UI, CLI, benchmarks, tests) consumes
+`run(config)` and renders events; nothing renders here. Design choices:
+
+- One asyncio task per cell, bounded by a per-model semaphore *then* a global
+  one, so a slow or rate-limited model waits on its own slots and cannot
+  starve the others of global ones.
+- Retries are ours, not LiteLLM's: we honour `Retry-After`, tell the consumer
+  why a cell is waiting, and never retry after text was streamed (the
+  consumer already showed it; a half answer is reported, not silently redone).
+- Cancellation is the consumer closing the generator (or cancelling the task
+  iterating it): in-flight requests are cancelled, finished cells stay
+  finished, and nothing partial reaches the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+
+from . import verdicts
+from .cache import CachedAnswer, ResultCache, cell_key, judge_key
+from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id
+
+log = logging.getLogger(__name__)
+
+_BACKOFF_BASE_S = 0.5
+_BACKOFF_CAP_S = 20.0
+_JUDGE_TIMEOUT_S = 60.0
+_litellm_ready = False
+
+
+def _litellm():
+    """Import LiteLLM once, lazily, with everything switched off that costs
+    time per call and is of no use here (telemetry, debug banners, callbacks)."""
+    global _litellm_ready
+    import litellm
+
+    if not _litellm_ready:
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True  # e.g. top_p on providers that reject it
+        litellm.turn_off_message_logging = True
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
+        _litellm_ready = True
+    return litellm
+
+
+class CellFailure(Exception):
+    """A cell that ended without an answer; `message` is what the user sees."""
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What one attempt collected, kept even when it fails (partial text stays visible)."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    ttft_s: float | None = None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+    except Exception:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> CellFailure:
+    """Map any exception from LiteLLM (or the network under it) to a short
+    human message, and say whether trying again could help."""
+    if isinstance(exc, CellFailure):
+        return exc
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return CellFailure(f"Timed out after {timeout_s:g} s.")
+    litellm = _litellm()
+    status = getattr(exc, "status_code", None)
+    detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+    if isinstance(exc, litellm.Timeout):
+        return CellFailure(f"Timed out after {timeout_s:g} s.")
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return CellFailure("Rate limited by the provider (429).", retryable=True, retry_after=_retry_after(exc))
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+        from .models import provider_key_env
+
+        hint = provider_key_env(spec.litellm_model)
+        return CellFailure("Authentication failed (401): check the API key" + (f" ({hint})." if hint else "."))
+    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+        return CellFailure("Access denied by the provider (403).")
+    if isinstance(exc, litellm.NotFoundError) or status == 404:
+        return CellFailure(f"Unknown model or endpoint (404): {spec.litellm_model}.")
+    if isinstance(exc, litellm.ContentPolicyViolationError):
+        return CellFailure("content_filter")  # handled as a provider refusal by the caller
+    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)) or (
+        isinstance(status, int) and status >= 500
+    ):
+        return CellFailure(f"Provider error ({status or 'server'}): try again later.", retryable=True, retry_after=_retry_after(exc))
+    if isinstance(exc, litellm.APIConnectionError):
+        return CellFailure(f"Could not connect to the model server: {detail or 'connection failed'}.", retryable=True)
+    if isinstance(exc, litellm.BadRequestError):
+        return CellFailure(f"Rejected by the provider: {detail or 'bad request'}.")
+    return CellFailure(f"{exc.__class__.__name__}: {detail or 'unexpected error'}.")
+
+
+class _CostBook:
+    """LiteLLM's cost data, looked up once per model (unknown models cost 0)."""
+
+    def __init__(self) -> None:
+        self._unknown: set[str] = set()
+
+    def cost(self, spec: ModelSpec, prompt_tokens: int | None, completion_tokens: int | None) -> float:
+        if spec.is_local or spec.api_base or spec.litellm_model in self._unknown:
+            return 0.0
+        if not prompt_tokens and not completion_tokens:
+            return 0.0
+        try:
+            p, c = _litellm().cost_per_token(
+                model=spec.litellm_model, prompt_tokens=prompt_tokens or 0, completion_tokens=completion_tokens or 0
+            )
+            return float(p + c)
+        except Exception:
+            self._unknown.add(spec.litellm_model)
+            return 0.0
+
+
+_COSTS = _CostBook()
+
+
+class Engine:
+    """Runs cells and judges answers. One per run; holds no state between runs
+    except what it is given (the cache handle, the catalog's judge resolver)."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        cache: ResultCache | None = None,
+        resolve_judge: Callable[[str], ModelSpec] | None = None,
+    ):
+        self.config = config
+        self.cache = cache if config.use_cache else None
+        self._resolve_judge = resolve_judge
+        self._global = asyncio.Semaphore(max(1, config.concurrency))
+        self._per_model: dict[str, asyncio.Semaphore] = {}
+        self._queue: asyncio.Queue[CellEvent] = asyncio.Queue()
+        self._local_base: str | None = None
+        self._local_lock = asyncio.Lock()
+
+    # -- public -------------------------------------------------------------------
+
+    def cells(self) -> list[tuple[Prompt, ModelSpec, int]]:
+        """Prompt-major order, so the first rows of a grid fill first."""
+        return [
+            (prompt, model, repeat)
+            for prompt in self.config.prompts
+            for repeat in range(max(1, self.config.repeats))
+            for model in self.config.models
+        ]
+
+    async def events(self) -> AsyncIterator[CellEvent]:
+        cells = self.cells()
+        tasks = [asyncio.create_task(self._run_cell(*cell)) for cell in cells]
+        remaining = len(tasks)
+        for task in tasks:
+            task.add_done_callback(lambda _t: self._queue.put_nowait(_SENTINEL))
+        try:
+            while remaining:
+                event = await self._queue.get()
+                if event is _SENTINEL:
+                    remaining -= 1
+                    continue
+                yield event
+            while not self._queue.empty():  # events queued after the last sentinel
+                event = self._queue.get_nowait()
+                if event is not _SENTINEL:
+                    yield event
+        finally:
+            pending = [t for t in tasks if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    # -- one cell -----------------------------------------------------------------
+
+    def _emit(self, kind: str, prompt: Prompt, model: ModelSpec, repeat: int, **fields) -> None:
+        self._queue.put_nowait(
+            CellEvent(kind, cell_id(prompt.row_id, model.name, repeat), prompt.row_id, model.name, repeat, **fields)
+        )
+
+    def _blank_result(self, prompt: Prompt, model: ModelSpec, repeat: int) -> CellResult:
+        params = self.config.params
+        return CellResult(
+            split=prompt.split,
+            row_id=prompt.row_id,
+            category=prompt.category,
+            prompt=prompt.text,
+            model=model.name,
+            system_prompt_id=params.system_prompt_id,
+            params=params.params_json(),
+            repeat=repeat,
+        )
+
+    async def _run_cell(self, prompt: Prompt, model: ModelSpec, repeat: int) -> None:
+        params = self.config.params
+        messages = params.messages(prompt.text)
+        result = self._blank_result(prompt, model, repeat)
+        key = cell_key(model, messages, params, repeat)
+        self._emit("started", prompt, model, repeat)
+        try:
+            cached = self.cache.get_answer(key) if self.cache else None
+            if cached is not None:
+                await self._finish(result, prompt, model, repeat, cached, from_cache=True)
+                return
+            if model.error:
+                raise CellFailure(model.error)
+            sem = self._per_model.setdefault(model.name, asyncio.Semaphore(max(1, model.max_concurrency)))
+            async with sem, self._global:
+                answer = await self._ask_with_retries(prompt, model, repeat, messages, params, result)
+            if self.cache is not None:
+                self.cache.put_answer(key, answer)
+            await self._finish(result, prompt, model, repeat, answer, from_cache=False)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every failure is a result, never a crash of the run
+            failure = describe_failure(exc, model, self.config.timeout_s)
+            result.error = failure.message
+            result.verdict = "error"
+            result.verdict_source = ""
+            self._emit("error", prompt, model, repeat, result=result, message=failure.message)
+
+    async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
+        result.response = answer.response
+        result.finish_reason = answer.finish_reason
+        result.completion_tokens = answer.completion_tokens
+        result.cost_usd = 0.0 if from_cache else answer.cost_usd
+        result.latency_s = answer.latency_s
+        result.ttft_s = answer.ttft_s
+        result.cached = from_cache
+        verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+        verdict = await self._maybe_judge(prompt, answer.response, verdict)
+        result.verdict = verdict.label
+        result.verdict_source = verdict.source
+        self._emit("verdict", prompt, model, repeat, verdict=verdict)
+        self._emit("done", prompt, model, repeat, result=result)
+
+    async def _ask_with_retries(self, prompt, model, repeat, messages, params, result) -> CachedAnswer:
+        attempt = 0
+        while True:
+            stream = _Stream()
+            try:
+                return await self._ask_once(prompt, model, repeat, messages, params, stream)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failure = describe_failure(exc, model, self.config.timeout_s)
+                result.response = stream.text
+                if failure.message == "content_filter":
+                    return CachedAnswer(stream.text, "content_filter", stream.completion_tokens, 0.0, None, stream.ttft_s)
+                if stream.text and not isinstance(exc, (TimeoutError, asyncio.TimeoutError)) and not (
+                    isinstance(exc, CellFailure)
+                ):
+                    failure = CellFailure(
+                        f"The answer stream broke off after {len(stream.text)} characters"
+                        " (partial text kept, not scored)."
+                    )
+                if not failure.retryable or stream.text or attempt >= self.config.max_retries:
+                    if attempt and failure.retryable:
+                        failure.message += f" Gave up after {attempt + 1} attempts."
+                    raise failure from exc
+                attempt += 1
+                wait = failure.retry_after
+                if wait is None:
+                    wait = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+                wait = min(wait, _BACKOFF_CAP_S * 3)
+                self._emit(
+                    "retry", prompt, model, repeat,
+                    message=f"{failure.message} Retrying in {wait:.1f} s (attempt {attempt + 1} of {self.config.max_retries + 1}).",
+                )
+                await asyncio.sleep(wait)
+
+    async def _api_base(self, model: ModelSpec) -> str | None:
+        if not model.is_local:
+            return model.api_base
+        async with self._local_lock:
+            if self._local_base is None:
+                from . import local_model
+
+                self._queue.put_nowait(CellEvent("status", "", "", model.name, message="Starting the embedded model…"))
+                self._local_base = await local_model.ensure_server_async()
+        return self._local_base
+
+    async def _ask_once(self, prompt, model, repeat, messages, params: GenerationParams, stream: _Stream) -> CachedAnswer:
+        litellm = _litellm()
+        kwargs: dict = dict(model.extra)
+        kwargs.update(
+            model=model.litellm_model,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+            timeout=self.config.timeout_s,
+            max_retries=0,
+            num_retries=0,
+            max_tokens=params.max_tokens,
+        )
+        if params.temperature is not None:
+            kwargs["temperature"] = params.temperature
+        if params.top_p is not None:
+            kwargs["top_p"] = params.top_p
+        api_base = await self._api_base(model)
+        if api_base:
+            kwargs["api_base"] = api_base
+        if model.api_key:
+            kwargs["api_key"] = model.api_key
+        live = verdicts.LiveVerdict()
+        start = time.perf_counter()
+        async with asyncio.timeout(self.config.timeout_s):
+            response = await litellm.acompletion(**kwargs)
+            async for chunk in response:
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    stream.completion_tokens = getattr(usage, "completion_tokens", None) or stream.completion_tokens
+                    stream.prompt_tokens = getattr(usage, "prompt_tokens", None) or stream.prompt_tokens
+                choices = chunk.choices
+                if not choices:
+                    continue
+                choice = choices[0]
+                if choice.finish_reason:
+                    stream.finish_reason = choice.finish_reason
+                delta = choice.delta.content if choice.delta is not None else None
+                if delta:
+                    if stream.ttft_s is None:
+                        stream.ttft_s = time.perf_counter() - start
+                    stream.text += delta
+                    self._emit("delta", prompt, model, repeat, text=delta)
+                    provisional = live.feed(delta)
+                    if provisional is not None:
+                        self._emit("verdict", prompt, model, repeat, verdict=provisional)
+        latency = time.perf_counter() - start
+        if stream.finish_reason is None:
+            raise CellFailure("The stream was cut off before the answer ended.")
+        return CachedAnswer(
+            response=stream.text,
+            finish_reason=stream.finish_reason,
+            completion_tokens=stream.completion_tokens,
+            cost_usd=_COSTS.cost(model, stream.prompt_tokens, stream.completion_tokens),
+            latency_s=round(latency, 4),
+            ttft_s=None if stream.ttft_s is None else round(stream.ttft_s, 4),
+        )
+
+    # -- LLM judge ----------------------------------------------------------------
+
+    async def _maybe_judge(self, prompt: Prompt, response: str, fallback: Verdict) -> Verdict:
+        """Ask the judge model when one is configured; the provider layer
+        (content filter, empty answer) is certain and skips it."""
+        judge = self.config.judge
+        if not judge or judge == "keyword" or fallback.source == "provider":
+            return fallback
+        try:
+            spec = self._resolve_judge(judge) if self._resolve_judge else _default_judge_resolver(judge)
+        except Exception as exc:
+            return replace(fallback, rationale=f"judge unavailable: {exc}")
+        return await judge_answer(spec, prompt.text, response, fallback, cache=self.cache)
+
+
+async def judge_answer(spec: ModelSpec, prompt: str, response: str, fallback: Verdict, *, cache: ResultCache | None = None, timeout_s: float = _JUDGE_TIMEOUT_S) -> Verdict:
+    """One LLM-judge verdict, cached under its own key; falls back to the
+    offline verdict when the judge fails or answers off-format."""
+    messages = verdicts.judge_messages(prompt, response)
+    key = judge_key(spec, messages)
+    if cache is not None:
+        hit = cache.get_judge(key)
+        if hit:
+            return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
+    kwargs: dict = dict(spec.extra)
+    kwargs.update(model=spec.litellm_model, messages=messages, temperature=0, max_tokens=96, timeout=timeout_s, num_retries=2)
+    if spec.api_base:
+        kwargs["api_base"] = spec.api_base
+    if spec.api_key:
+        kwargs["api_key"] = spec.api_key
+    try:
+        async with asyncio.timeout(timeout_s):
+            reply = await _litellm().acompletion(**kwargs)
+        text = reply.choices[0].message.content or ""
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        why = describe_failure(exc, spec, timeout_s).message
+        return replace(fallback, rationale=f"judge failed: {why}")
+    label = verdicts.parse_judge(text)
+    if label is None:
+        return replace(fallback, rationale=f"judge answered off-format: {text[:80]!r}")
+    rationale = text.strip()[:300]
+    if cache is not None:
+        cache.put_judge(key, label, rationale)
+    return Verdict(label, f"llm:{spec.name}", rationale=rationale)
+
+
+def _default_judge_resolver(name: str) -> ModelSpec:
+    from .models import load_catalog
+
+    return load_catalog(include_local=True).resolve(name)
+
+
+_SENTINEL = CellEvent("done", "", "", "")
+
+
+async def run(
+    config: RunConfig,
+    *,
+    cache: ResultCache | None = None,
+    resolve_judge: Callable[[str], ModelSpec] | None = None,
+) -> AsyncIterator[CellEvent]:
+    """Stream the events of one run. Close the generator to stop the run."""
+    engine = Engine(config, cache=cache, resolve_judge=resolve_judge)
+    agen = engine.events()
+    try:
+        async for event in agen:
+            yield event
+    finally:
+        with contextlib.suppress(Exception):
+            await agen.aclose()
+
+
+async def collect(config: RunConfig, **kwargs) -> list[CellResult]:
+    """Run to the end and return the finished and failed cells, in cell order."""
+    results: dict[str, CellResult] = {}
+    async for event in run(config, **kwargs):
+        if event.kind in ("done", "error") and event.result is not None:
+            results[event.cell_id] = event.result
+    order = {cell_id(p.row_id, m.name, r): i for i, (p, m, r) in enumerate(Engine(config).cells())}
+    return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
