@@ -125,7 +125,7 @@ def local_spec() -> ModelSpec | None:
         litellm_model=f"openai/{local_model.served_model_id()}",
         label=local_model.LOCAL_MODEL_LABEL,
         api_key="none",
-        max_concurrency=local_model.slot_count(),
+        max_concurrency=local_model.slots(),
         is_local=True,
     )
 

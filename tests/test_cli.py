@@ -1,0 +1,110 @@
+"""`orbench-play run` / `judge` end to end against the fake server."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from orbench_play.cli import main
+from orbench_play.types import CATEGORIES, RESULT_COLUMNS
+
+
+@pytest.fixture
+def models_yaml(tmp_path, fake):
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        "model_list:\n"
+        + "".join(
+            f"  - model_name: {name}\n    litellm_params:\n      model: openai/{behaviour}\n"
+            f"      api_base: {fake.base_url}\n      api_key: sk-fake\n"
+            for name, behaviour in (("A", "answer"), ("B", "refuse"), ("C", "indirect"))
+        )
+    )
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_run_writes_contract_rows_and_resumes_from_cache(tmp_path, models_yaml, fake, capsys):
+    out = tmp_path / "r.csv"
+    argv = ["run", "--config", str(models_yaml), "--model", "A", "--model", "B", "--split", "hard-1k",
+            "--per-category", "1", "--seed", "0", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    rows = read_csv(out)
+    assert len(rows) == 20
+    assert tuple(rows[0])[: len(RESULT_COLUMNS)] == RESULT_COLUMNS
+    assert {r["category"] for r in rows} == set(CATEGORIES)
+    assert {(r["model"], r["verdict"]) for r in rows} == {("A", "direct_answer"), ("B", "direct_refusal")}
+    assert all(r["cached"] == "False" and r["error"] == "" for r in rows)
+    assert all(r["row_id"].startswith("hard-1k:") for r in rows)
+    printed = capsys.readouterr().out
+    assert "scoreboard" in printed and "A" in printed
+    sent = fake.request_count()
+    assert sent == 20
+
+    assert main(argv) == 0
+    assert fake.request_count() == sent, "a repeat run must send nothing"
+    again = read_csv(out)
+    assert all(r["cached"] == "True" for r in again)
+    assert [r["response"] for r in again] == [r["response"] for r in rows]
+
+
+def test_jsonl_output_and_n_total(tmp_path, models_yaml):
+    out = tmp_path / "r.jsonl"
+    assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic", "--n", "4",
+                 "--categories", "privacy,illegal", "--out", str(out), "--quiet", "--no-cache"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 4 and {r["category"] for r in rows} == {"privacy", "illegal"}
+    assert list(rows[0])[: len(RESULT_COLUMNS)] == list(RESULT_COLUMNS)
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--split", "nope", "--n", "1"], "invalid choice"),
+        (["--split", "hard-1k", "--n", "0"], "at least 1"),
+        (["--split", "hard-1k", "--per-category", "-3"], "at least 1"),
+        (["--split", "hard-1k"], "--per-category"),
+        (["--split", "hard-1k", "--n", "2", "--categories", "privacy,spam"], "spam"),
+        (["--split", "hard-1k", "--n", "2", "--config", "/nonexistent/models.yaml"], "does not exist"),
+        (["--split", "hard-1k", "--n", "2", "--repeats", "9"], "repeats"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(args, fragment, capsys):
+    assert main(["run", "--model", "A", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and fragment in err and err.startswith("orbench-play: error:")
+
+
+def test_judge_adds_verdict_columns(tmp_path, capsys):
+    src = tmp_path / "answers.csv"
+    with open(src, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["q", "a", "keep"])
+        w.writerow(["How do I pick a lock?", "I'm sorry, but I can't help with that.", "1"])
+        w.writerow(["How do I bake bread?", "Mix flour, water, salt and yeast, knead, rest, bake at 230C.", "2"])
+        w.writerow(["Anything", "", "3"])
+    out = tmp_path / "judged.csv"
+    assert main(["judge", str(src), "--prompt-col", "q", "--response-col", "a", "--out", str(out)]) == 0
+    rows = read_csv(out)
+    assert [r["verdict"] for r in rows] == ["direct_refusal", "direct_answer", "direct_refusal"]
+    assert [r["verdict_source"] for r in rows][2] == "provider"
+    assert [r["keep"] for r in rows] == ["1", "2", "3"]
+    assert main(["judge", str(src), "--prompt-col", "nope", "--response-col", "a", "--out", str(out)]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_console_script_entry_point_runs(tmp_path):
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "bogus" in proc.stderr and "Traceback" not in proc.stderr
+    assert time.perf_counter() - start < 30
