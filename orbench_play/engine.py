@@ -102,6 +102,9 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
     if isinstance(exc, litellm.Timeout):
         return CellFailure(f"Timed out after {timeout_s:g} s.")
+    unreachable = _connection_failure(exc)
+    if unreachable is not None:  # LiteLLM reports these as 500 "Connection error."
+        return unreachable
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return CellFailure("Rate limited by the provider (429).", retryable=True, retry_after=_retry_after(exc))
     if isinstance(exc, litellm.AuthenticationError) or status == 401:
@@ -124,6 +127,30 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     if isinstance(exc, litellm.BadRequestError):
         return CellFailure(f"Rejected by the provider: {detail or 'bad request'}.")
     return CellFailure(f"{exc.__class__.__name__}: {detail or 'unexpected error'}.")
+
+
+def _connection_failure(exc: BaseException) -> CellFailure | None:
+    """A failure to reach the server at all (DNS, refused, reset before any
+    answer), found anywhere in the exception's cause chain."""
+    import socket
+
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    connect_error = False
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, (TimeoutError, asyncio.TimeoutError)):
+            return None
+        if isinstance(cause, socket.gaierror):
+            return CellFailure("Could not connect to the model server: its host name does not resolve.")
+        if isinstance(cause, ConnectionRefusedError):
+            return CellFailure("Could not connect to the model server: connection refused.", retryable=True)
+        if type(cause).__name__ in ("APIConnectionError", "ConnectError", "ClientConnectorError"):
+            connect_error = True
+        cause = cause.__cause__ or cause.__context__
+    if connect_error:
+        return CellFailure("Could not connect to the model server.", retryable=True)
+    return None
 
 
 class _CostBook:
