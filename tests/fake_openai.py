@@ -95,6 +95,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 BEHAVIOURS: tuple[str, ...] = (
     "answer",
@@ -189,7 +190,8 @@ class RecordedRequest:
     messages: list[dict[str, Any]]
     params: dict[str, Any]
     """Every other body field (temperature, max_tokens, stream_options, ...)."""
-    headers: dict[str, str]
+    headers: CIMultiDict[str]
+    """Case-insensitive: `headers["authorization"]` works whatever the client sent."""
     timestamp: float
     stream: bool
     path: str = "/v1/chat/completions"
@@ -414,7 +416,7 @@ class FakeOpenAIServer:
             behaviour=behaviour,
             messages=messages if isinstance(messages, list) else [],
             params={k: v for k, v in body.items() if k not in ("model", "messages")},
-            headers=dict(request.headers),
+            headers=CIMultiDict(request.headers),
             timestamp=time.time(),
             stream=stream,
             path=request.path,

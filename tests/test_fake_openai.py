@@ -72,7 +72,7 @@ def test_non_stream_answer_is_recorded(fake):
     assert rec.model == "answer:a" and rec.behaviour == "answer"
     assert rec.prompt == "Tell me about volcanoes"
     assert rec.params["temperature"] == 0.3
-    assert rec.headers["Authorization"] == "Bearer sk-test-123"
+    assert rec.headers["Authorization"] == rec.headers["authorization"] == "Bearer sk-test-123"
     assert fake.request_count("answer:a") == 1
     assert fake.request_count("answer") == 1
     assert fake.request_count("answer:b") == 0
