@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--config", help="LiteLLM model_list YAML for the judge model")
     judge.add_argument("--out", required=True)
 
+    from .compare import add_arguments as _compare_arguments
+
+    compare = sub.add_parser("compare", help="diff two runs (or two variants in one file) with a McNemar test")
+    _compare_arguments(compare)
+
     ev = sub.add_parser("eval", help="measure the verdict classifier against human labels", add_help=False)
     ev.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -312,6 +317,18 @@ async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
     return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline)))
 
 
+# -- compare --------------------------------------------------------------------------
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import CompareError, main_compare
+
+    try:
+        return main_compare(args)
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+
+
 # -- entry point --------------------------------------------------------------------
 
 
@@ -327,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "judge":
             return cmd_judge(args)
+        if args.command == "compare":
+            return cmd_compare(args)
     except UsageError as exc:
         print(f"orbench-play: error: {exc}", file=sys.stderr)
         return 2
