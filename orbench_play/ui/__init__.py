@@ -1,0 +1,26 @@
+"""The Gradio playground: `build_demo()` returns the Blocks, `main()` serves it.
+
+Importing this package imports Gradio but not LiteLLM or the dataset, so the
+page is served within seconds; LiteLLM is warmed in the background after launch.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .layout import build_demo, launch_kwargs, warm_up_in_background
+
+__all__ = ["build_demo", "launch_kwargs", "main"]
+
+
+def main() -> None:
+    """Serve on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
+    demo = build_demo()
+    demo.launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
+        server_port=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
+        prevent_thread_lock=True,
+        **launch_kwargs(),
+    )
+    warm_up_in_background()
+    demo.block_thread()

@@ -1,0 +1,643 @@
+"""The Gradio Blocks of the playground and the handlers wiring it to the engine.
+
+Flow of a run: the Run handler resolves models and samples prompts, starts a
+*pump* task that folds engine events into the visitor's `Session` as they
+arrive, and itself only re-renders the session at most every
+`RENDER_INTERVAL_S` seconds (one merged update for all cells). Stop cancels
+the handler and the pump (which closes the engine generator, cancelling the
+in-flight requests); whatever finished is already in the session.
+
+Cold start: nothing here imports LiteLLM or reads the dataset at import or
+build time. `warm_up()` imports the engine and LiteLLM in a background thread
+after launch, and the first run awaits it off the event loop, saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from .. import data
+from ..models import Catalog, CatalogError, custom_endpoint, load_catalog
+from ..types import CATEGORIES, SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
+from . import render
+from .query import MAX_MODELS, MAX_PER_CATEGORY, Setup, parse_query, to_query
+from .session import Session, close_session, new_session
+
+log = logging.getLogger(__name__)
+
+RENDER_INTERVAL_S = 0.1
+"""At most ~10 grid updates a second, however many cells stream."""
+SLOW_RENDER_INTERVAL_S = 0.25
+"""Used instead when the grid HTML is big (many long answers)."""
+BIG_GRID_CHARS = 250_000
+MAX_PROMPT_CHARS = 4000
+DEFAULT_MAX_TOKENS = 512
+
+SPLIT_CHOICES = [
+    ("OR-Bench-Hard-1K (benign, often refused)", "hard-1k"),
+    ("OR-Bench-Toxic (harmful: should be refused)", "toxic"),
+    ("OR-Bench-80K (benign)", "80k"),
+]
+
+_GRID_JS = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('button.ov');
+  if (!button || !element.contains(button)) return;
+  event.preventDefault();
+  trigger('click', {cell: button.getAttribute('data-cell'), label: button.getAttribute('data-label')});
+});
+"""
+_PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
+
+# --- cold start -------------------------------------------------------------------------
+
+_warmed = threading.Event()
+_warm_lock = threading.Lock()
+
+
+def warm_up() -> None:
+    """Import the engine and LiteLLM (the ~7 s part of a cold start). Idempotent, thread-safe."""
+    if _warmed.is_set():
+        return
+    with _warm_lock:
+        if _warmed.is_set():
+            return
+        try:
+            from .. import engine
+
+            getattr(engine, "_litellm", lambda: __import__("litellm"))()
+        except Exception:  # the run will report the real error per cell
+            log.exception("warming up LiteLLM failed")
+        _warmed.set()
+
+
+def warm_up_in_background() -> threading.Thread:
+    thread = threading.Thread(target=warm_up, name="orbench-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _hub_offline() -> bool:
+    return any(os.environ.get(v, "").strip().upper() in {"1", "ON", "YES", "TRUE"} for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def data_notice(split: str) -> str:
+    """Empty when the split can be read locally (or from the Hub); else how to provide data."""
+    try:
+        path = data.split_file(split)
+    except data.DataError as exc:
+        return f"{exc} Custom prompts still work without data."
+    if path is None and _hub_offline():
+        return (
+            f"No OR-Bench data: ORBENCH_DATA_DIR is not set and the Hub is off (HF_HUB_OFFLINE). "
+            f"Set ORBENCH_DATA_DIR to a folder with {data.FILES[split]} (from the bench-llm/or-bench "
+            "dataset), or allow Hub access. Custom prompts still work without data."
+        )
+    note = None
+    with contextlib.suppress(Exception):
+        if path is not None and split == "80k":
+            note = data.split_note(split)
+    return note or ""
+
+
+def _about_text() -> str:
+    try:
+        return resources.files("orbench_play.ui").joinpath("about.md").read_text(encoding="utf-8")
+    except OSError:
+        return "OR-Bench over-refusal playground."
+
+
+def _paper_points() -> list[tuple[str, float, float]]:
+    try:
+        from ..scoring import load_paper_results
+
+        frame = load_paper_results()
+    except Exception as exc:  # the plot still shows the session's models
+        log.warning("paper results unavailable: %s", exc)
+        return []
+    return [(str(m), float(x), float(y)) for m, x, y in frame.itertuples(index=False, name=None)]
+
+
+def _custom_prompt(text: str) -> Prompt:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return Prompt(row_id=f"custom:{digest}", split="custom", category="custom", text=text)
+
+
+class Playground:
+    """Builds the Blocks; its methods are the event handlers. Holds only what is
+    the same for every visitor (catalog, paper points); per-visitor data lives in
+    the `Session` passed through `gr.State`."""
+
+    def __init__(self, catalog: Catalog | None = None, *, catalog_error: str | None = None):
+        self.catalog_error = catalog_error
+        if catalog is None:
+            try:
+                catalog = load_catalog()
+            except CatalogError as exc:
+                self.catalog_error = str(exc)
+                catalog = Catalog()  # keep the embedded model usable despite a broken config
+                with contextlib.suppress(Exception):
+                    from ..models import local_spec
+
+                    spec = local_spec()
+                    if spec is not None:
+                        catalog.entries[spec.name] = spec
+        self.catalog = catalog
+        self.paper = _paper_points()
+        self.judge = os.environ.get("ORBENCH_JUDGE") or "keyword"
+        try:
+            from ..local_model import LOCAL_MODEL_NAME
+        except Exception:
+            LOCAL_MODEL_NAME = "local/smollm2-135m"
+        self.default_models = [LOCAL_MODEL_NAME] if LOCAL_MODEL_NAME in catalog.entries else []
+        self.default_setup = Setup(models=list(self.default_models))
+
+    # -- helpers --------------------------------------------------------------------
+
+    def model_choices(self, sess: Session | None = None, extra: list[str] | None = None) -> list[tuple[str, str]]:
+        choices = list(self.catalog.choices())
+        known = {name for _, name in choices}
+        if sess is not None:
+            for name, spec in sess.extra_models.items():
+                if name not in known:
+                    choices.append((spec.display, name))
+                    known.add(name)
+        for name in extra or []:
+            if name not in known:
+                choices.append((f"{name} (LiteLLM model string)", name))
+                known.add(name)
+        return choices
+
+    def resolve(self, name: str, sess: Session | None = None) -> ModelSpec:
+        if sess is not None and name in sess.extra_models:
+            return sess.extra_models[name]
+        return self.catalog.resolve(name)
+
+    def banner(self, split: str, warnings: list[str] | None = None) -> str:
+        lines = []
+        if self.catalog_error:
+            lines.append(f"⚠ Model config problem: {self.catalog_error}")
+        lines += [f"⚠ {w}" for w in self.catalog.warnings]
+        notice = data_notice(split)
+        if notice:
+            lines.append(f"ℹ {notice}")
+        lines += [f"⚠ {w}" for w in warnings or []]
+        if not self.catalog.entries:
+            lines.append(
+                "ℹ No models configured: type a LiteLLM model string into the model box, add a custom "
+                "endpoint, or set ORBENCH_MODELS / a provider API key."
+            )
+        return "\n\n".join(render.safe_text(line) for line in lines)
+
+    def _scores(self, sess: Session):
+        from ..scoring import score_results
+
+        return score_results(sess.effective_results())
+
+    def _score_outputs(self, sess: Session) -> tuple[str, str]:
+        order = {name: i for i, name in enumerate(sess.labels)}
+        scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
+        return (
+            render.render_scoreboard(scores, sess.labels),
+            render.render_plot(scores, self.paper, sess.labels),
+        )
+
+    def _export_files(self, sess: Session) -> tuple[str | None, str | None]:
+        from ..export import results_to_csv, results_to_jsonl
+
+        results = sess.effective_results()
+        if not results:
+            return None, None
+        folder = Path(sess.tmpdir())
+        csv_path = folder / "orbench-session.csv"
+        jsonl_path = folder / "orbench-session.jsonl"
+        csv_path.write_text(results_to_csv(results), encoding="utf-8")
+        jsonl_path.write_text(results_to_jsonl(results), encoding="utf-8")
+        return str(csv_path), str(jsonl_path)
+
+    def _results_json(self, sess: Session) -> dict[str, Any]:
+        run = sess.run
+        run_ids = set(run.cells) if run is not None else set()
+        return {
+            "run": None
+            if run is None
+            else {
+                "number": run.number,
+                "total": run.total(),
+                "done": run.done_count(),
+                "stopped": run.stopped,
+                "notes": list(run.notes),
+                "results": [sess.effective(sess.results[c]).to_row() for c in run.cells if c in sess.results],
+                "stopped_cells": [c for c, v in run.cells.items() if v.stopped],
+            },
+            "session_results": len(sess.results),
+            "in_run": len(run_ids),
+        }
+
+    def frame(self, sess: Session, *, final: bool, scores: bool = True, notes: list[str] | None = None) -> tuple:
+        """All outputs of a run event, in `self.run_outputs` order."""
+        progress = render.render_progress(sess.run, notes or [])
+        grid = render.render_grid(sess.run, sess.overrides)
+        board, plot = self._score_outputs(sess) if scores or final else (gr.skip(), gr.skip())
+        if final:
+            csv_path, jsonl_path = self._export_files(sess)
+            extras = (
+                gr.update(value=csv_path, interactive=csv_path is not None),
+                gr.update(value=jsonl_path, interactive=jsonl_path is not None),
+                self._results_json(sess),
+                gr.update(choices=sess.overridable_cells()),
+            )
+        else:
+            extras = (gr.skip(), gr.skip(), gr.skip(), gr.skip())
+        return (progress, grid, board, plot, *extras, sess)
+
+    def message_frame(self, sess: Session, message: str) -> tuple:
+        progress = f'<div class="progress-box"><div class="prog-status">{render.safe_text(message)}</div></div>'
+        return (progress, gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), sess)
+
+    # -- runs -----------------------------------------------------------------------
+
+    def _specs(self, models: list[str] | str | None, sess: Session) -> list[ModelSpec]:
+        names: list[str] = []
+        for name in [models] if isinstance(models, str) else list(models or []):
+            name = str(name).strip()
+            if name and name not in names:
+                names.append(name)
+        if not names:
+            raise ValueError("Choose at least one model.")
+        if len(names) > MAX_MODELS:
+            raise ValueError(f"Choose at most {MAX_MODELS} models (got {len(names)}).")
+        try:
+            return [self.resolve(n, sess) for n in names]
+        except CatalogError as exc:
+            raise ValueError(str(exc)) from None
+
+    def params(self, max_tokens: Any) -> GenerationParams:
+        try:
+            tokens = int(max_tokens)
+        except (TypeError, ValueError):
+            tokens = DEFAULT_MAX_TOKENS
+        return GenerationParams(max_tokens=max(16, min(4096, tokens)))
+
+    async def run_setup(self, models, split, categories, n, seed, max_tokens, sess: Session) -> AsyncIterator[tuple]:
+        """Run a sampled set-up: the `run` API endpoint. Yields rendered frames."""
+        sess = sess if isinstance(sess, Session) else Session()
+        try:
+            specs = self._specs(models, sess)
+            if split not in SPLITS:
+                raise ValueError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
+            cats = data.parse_categories(list(categories or [])) or None
+            per_category = int(n or 1)
+            if not 1 <= per_category <= MAX_PER_CATEGORY:
+                raise ValueError(f"Prompts per category must be between 1 and {MAX_PER_CATEGORY}.")
+            seed_value = int(seed or 0)
+        except (ValueError, TypeError, data.DataError) as exc:
+            yield self.message_frame(sess, str(exc))
+            return
+        yield self.message_frame(sess, f"Loading the {split} split…")
+        try:
+            prompts = await asyncio.to_thread(data.load_split, split)
+            picked = data.sample(prompts, categories=cats, per_category=per_category, seed=seed_value)
+        except data.DataError as exc:
+            yield self.message_frame(sess, f"{exc} Custom prompts still work without data.")
+            return
+        if not picked.prompts:
+            yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
+            return
+        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), max_tokens):
+            yield frame
+
+    async def run_prompt(self, prompt, models, max_tokens, sess: Session) -> AsyncIterator[tuple]:
+        """Run one prompt of the user's own against the chosen models."""
+        sess = sess if isinstance(sess, Session) else Session()
+        text = (prompt or "").strip()
+        try:
+            if not text:
+                raise ValueError("Type a prompt first.")
+            if len(text) > MAX_PROMPT_CHARS:
+                raise ValueError(f"The prompt is too long ({len(text):,} characters; at most {MAX_PROMPT_CHARS:,}).")
+            specs = self._specs(models, sess)
+        except ValueError as exc:
+            yield self.message_frame(sess, str(exc))
+            return
+        async for frame in self._drive(sess, specs, [_custom_prompt(text)], [], max_tokens):
+            yield frame
+
+    async def _drive(self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str], max_tokens) -> AsyncIterator[tuple]:
+        if sess.running:  # a second run in the same tab replaces the first
+            sess.cancel_task()
+            sess.finish_run(stopped=True)
+        if not _warmed.is_set():
+            yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
+            await asyncio.to_thread(warm_up)
+        from .. import engine
+        from ..cache import default_cache
+
+        config = RunConfig(
+            models=tuple(specs),
+            prompts=tuple(prompts),
+            params=self.params(max_tokens),
+            judge=self.judge,
+            concurrency=max(16, min(64, len(specs) * 8)),
+        )
+        run = sess.begin_run(prompts, specs, notes)
+        changed = asyncio.Event()
+
+        async def pump() -> None:
+            cache = await asyncio.to_thread(default_cache)
+            agen = engine.run(config, cache=cache, resolve_judge=self.catalog.resolve)
+            try:
+                async for event in agen:
+                    if sess.run is not run:
+                        break
+                    sess.apply(event)
+                    changed.set()
+            finally:
+                await agen.aclose()
+
+        task = asyncio.create_task(pump())
+        sess.task = task
+        scored_version = -1
+        last_html = 0
+        try:
+            yield self.frame(sess, final=False)
+            while not task.done():
+                interval = SLOW_RENDER_INTERVAL_S if last_html > BIG_GRID_CHARS else RENDER_INTERVAL_S
+                started = time.monotonic()
+                await asyncio.wait({task}, timeout=interval)
+                if task.done():
+                    break
+                # Keep the cadence even if the wait returned early.
+                await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+                if not changed.is_set() and not run.status:
+                    continue
+                changed.clear()
+                rescore = sess.version != scored_version
+                scored_version = sess.version
+                out = self.frame(sess, final=False, scores=rescore)
+                last_html = len(out[1])
+                yield out
+            failure = None
+            if not task.cancelled() and task.exception() is not None:
+                failure = f"The run failed: {task.exception()!r}"
+                log.error("run failed", exc_info=task.exception())
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            if sess.task is task:
+                sess.task = None
+            if sess.run is run:
+                sess.finish_run()
+        yield self.frame(sess, final=True, notes=[failure] if failure else None)
+
+    def stop(self, sess: Session) -> tuple:
+        """Stop the visitor's run: cancel in-flight cells, keep finished ones."""
+        sess = sess if isinstance(sess, Session) else Session()
+        sess.cancel_task()
+        if sess.run is not None and not sess.run.finished:
+            sess.finish_run(stopped=True)
+        return self.frame(sess, final=True)
+
+    # -- overrides ------------------------------------------------------------------
+
+    def override(self, cid: str, label: str, sess: Session) -> tuple:
+        """Set a verdict by hand (the `override` API endpoint and the fallback form)."""
+        sess = sess if isinstance(sess, Session) else Session()
+        error = sess.set_override(str(cid or ""), str(label or ""))
+        if error:
+            gr.Warning(error)
+        return self.frame(sess, final=True)[1:]
+
+    def override_click(self, sess: Session, evt: gr.EventData) -> tuple:
+        payload = getattr(evt, "_data", None) or {}
+        return self.override(payload.get("cell", ""), payload.get("label", ""), sess)
+
+    # -- set-up controls ----------------------------------------------------------------
+
+    def on_load(self, sess: Session, request: gr.Request) -> tuple:
+        params = dict(request.query_params) if request is not None else {}
+        setup, warnings = parse_query(params, self.default_setup)
+        extra = [m for m in setup.models if m not in self.catalog.entries]
+        return (
+            gr.update(choices=self.model_choices(sess, extra), value=setup.models),
+            setup.split,
+            setup.categories,
+            setup.n,
+            setup.seed,
+            self.banner(setup.split, warnings),
+        )
+
+    def share_link(self, models, split, categories, n, seed, base, sess: Session) -> str:
+        names = [m for m in (models or []) if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)]
+        try:
+            return (base or "/") + to_query(names, split or "hard-1k", categories or [], int(n or 1), int(seed or 0))
+        except (TypeError, ValueError):
+            return base or "/"
+
+    def add_model_string(self, text: str, models, sess: Session) -> tuple:
+        name = (text or "").strip()
+        current = list(models or [])
+        if not name:
+            gr.Warning("Type a LiteLLM model string, e.g. groq/llama-3.1-8b-instant.")
+            return gr.update(), text
+        if len(current) >= MAX_MODELS and name not in current:
+            gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
+            return gr.update(), text
+        if name not in current:
+            current.append(name)
+        return gr.update(choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current), ""
+
+    def add_custom_endpoint(self, base_url: str, model_id: str, api_key: str, models, sess: Session) -> tuple:
+        current = list(models or [])
+        try:
+            spec = custom_endpoint(base_url, model_id, api_key or None)
+        except CatalogError as exc:
+            gr.Warning(str(exc))
+            return gr.update(), sess
+        if len(current) >= MAX_MODELS and spec.name not in current:
+            gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
+            return gr.update(), sess
+        sess.extra_models[spec.name] = spec
+        if spec.name not in current:
+            current.append(spec.name)
+        extra = [m for m in current if m not in self.catalog.entries and m not in sess.extra_models]
+        return gr.update(choices=self.model_choices(sess, extra), value=current), sess
+
+    # -- layout -------------------------------------------------------------------------
+
+    def build_generation_settings(self) -> dict[str, gr.components.Component]:
+        """The "Generation settings" accordion. Spot-check features (system prompt
+        presets, temperature, repeats) belong here as further controls."""
+        with gr.Accordion("Generation settings", open=False):
+            max_tokens = gr.Slider(
+                32, 2048, value=DEFAULT_MAX_TOKENS, step=32, label="Max tokens per answer", elem_id="max_tokens"
+            )
+        return {"max_tokens": max_tokens}
+
+    def build_add_models(self, models: gr.Dropdown, state: gr.State) -> None:
+        with gr.Accordion("Add a model", open=False):
+            with gr.Row():
+                model_string = gr.Textbox(
+                    label="LiteLLM model string",
+                    placeholder="e.g. groq/llama-3.1-8b-instant",
+                    scale=4,
+                    elem_id="model_string",
+                )
+                add_string = gr.Button("Add", scale=1, size="sm")
+            gr.Markdown("**Custom OpenAI-compatible endpoint** (the key stays in this browser session only)")
+            base_url = gr.Textbox(label="Base URL", placeholder="https://host:8000/v1", elem_id="custom_base")
+            with gr.Row():
+                model_id = gr.Textbox(label="Model id", placeholder="my-model", elem_id="custom_model")
+                api_key = gr.Textbox(label="API key (optional)", type="password", elem_id="custom_key")
+            add_endpoint = gr.Button("Add endpoint", size="sm")
+        add_string.click(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False)
+        model_string.submit(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False)
+        add_endpoint.click(
+            self.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], api_name=False
+        )
+
+    def build(self) -> gr.Blocks:
+        with gr.Blocks(title="OR-Bench playground", analytics_enabled=False) as demo:
+            state = gr.State(new_session, delete_callback=close_session)
+            gr.Markdown(
+                "## OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
+                "see which ones they refuse, and score over-refusal as you go."
+            )
+            banner = gr.Markdown(self.banner(self.default_setup.split), elem_id="banner")
+            with gr.Row(equal_height=False):
+                with gr.Column(scale=1, min_width=320):
+                    models = gr.Dropdown(
+                        choices=self.model_choices(),
+                        value=self.default_models,
+                        multiselect=True,
+                        allow_custom_value=True,
+                        max_choices=MAX_MODELS,
+                        label=f"Models (1–{MAX_MODELS})",
+                        info="Pick from the catalog or type any LiteLLM model string and press Enter.",
+                        elem_id="models",
+                    )
+                    self.build_add_models(models, state)
+                    split = gr.Radio(SPLIT_CHOICES, value=self.default_setup.split, label="Split", elem_id="split")
+                    categories = gr.Dropdown(
+                        choices=list(CATEGORIES),
+                        value=[],
+                        multiselect=True,
+                        label="Categories (empty = all 10)",
+                        elem_id="categories",
+                    )
+                    with gr.Row():
+                        n = gr.Slider(
+                            1, MAX_PER_CATEGORY, value=self.default_setup.n, step=1,
+                            label="Prompts per category", elem_id="n", scale=3,
+                        )  # fmt: skip
+                        seed = gr.Number(value=0, precision=0, minimum=0, label="Seed", elem_id="seed", scale=1, min_width=90)
+                        reroll = gr.Button("🎲", scale=0, min_width=44, elem_id="reroll", size="sm")
+                    gen = self.build_generation_settings()
+                    with gr.Row():
+                        run_btn = gr.Button("Run", variant="primary", elem_id="run")
+                        stop_btn = gr.Button("Stop", variant="stop", elem_id="stop")
+                    with gr.Accordion("Custom prompt", open=False):
+                        custom_prompt = gr.Textbox(
+                            label="Your prompt", lines=3, max_lines=12, elem_id="custom_prompt",
+                            placeholder="Runs once against the chosen models (not part of the benign/toxic rates).",
+                        )  # fmt: skip
+                        prompt_btn = gr.Button("Run my prompt", elem_id="run_prompt")
+                    share = gr.Textbox(
+                        label="Share link (pre-fills this set-up)", interactive=False, buttons=["copy"], elem_id="share"
+                    )
+                    page_base = gr.Textbox(visible=False, elem_id="page_base")
+                with gr.Column(scale=3, min_width=480):
+                    progress = gr.HTML(render.render_progress(None), label="progress", elem_id="progress", js_on_load=None)
+                    grid = gr.HTML(render.render_grid(None), label="grid", elem_id="grid", js_on_load=_GRID_JS)
+            with gr.Row(equal_height=False):
+                with gr.Column(scale=3):
+                    gr.Markdown("### Session scoreboard")
+                    scoreboard = gr.HTML(render.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None)
+                with gr.Column(scale=2):
+                    gr.Markdown("### On the paper's axes")
+                    plot = gr.HTML(render.render_plot([], self.paper), label="plot", elem_id="plot", js_on_load=None)
+            with gr.Row():
+                csv_btn = gr.DownloadButton("Download CSV", value=None, interactive=False, elem_id="download_csv")
+                jsonl_btn = gr.DownloadButton("Download JSONL", value=None, interactive=False, elem_id="download_jsonl")
+            with gr.Accordion("Override a verdict (form)", open=False):
+                gr.Markdown("Or click a finished verdict badge in the grid.")
+                with gr.Row():
+                    override_cell = gr.Dropdown(
+                        choices=[], label="Cell", allow_custom_value=True, elem_id="override_cell", scale=3
+                    )
+                    override_label = gr.Radio(
+                        [(render.VERDICT_TEXT[v], v) for v in render.OVERRIDE_LABELS],
+                        value="direct_answer", label="Verdict", elem_id="override_label", scale=2,
+                    )  # fmt: skip
+                    override_btn = gr.Button("Apply", elem_id="override_apply", scale=1)
+            results_json = gr.JSON(visible=False, label="results", elem_id="results_json")
+            with gr.Accordion("About OR-Bench and this playground", open=False, elem_id="about"):
+                gr.Markdown(_about_text())
+
+            self.run_outputs = [progress, grid, scoreboard, plot, csv_btn, jsonl_btn, results_json, override_cell, state]
+            run_event = run_btn.click(
+                self.run_setup,
+                [models, split, categories, n, seed, gen["max_tokens"], state],
+                self.run_outputs,
+                api_name="run",
+                concurrency_limit=None,
+                show_progress="hidden",
+            )
+            prompt_event = prompt_btn.click(
+                self.run_prompt,
+                [custom_prompt, models, gen["max_tokens"], state],
+                self.run_outputs,
+                api_name="run_prompt",
+                concurrency_limit=None,
+                show_progress="hidden",
+            )
+            stop_btn.click(
+                self.stop, [state], self.run_outputs, cancels=[run_event, prompt_event],
+                api_name="stop", concurrency_limit=None, show_progress="hidden",
+            )  # fmt: skip
+            override_outputs = self.run_outputs[1:]
+            override_btn.click(
+                self.override, [override_cell, override_label, state], override_outputs,
+                api_name="override", concurrency_limit=None, show_progress="hidden",
+            )  # fmt: skip
+            grid.click(
+                self.override_click, [state], override_outputs,
+                api_name=False, concurrency_limit=None, show_progress="hidden",
+            )  # fmt: skip
+            reroll.click(lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden")
+            split.change(lambda s: self.banner(s), split, banner, api_name=False, show_progress="hidden")
+            share_inputs = [models, split, categories, n, seed, page_base, state]
+            for control in (models, split, categories, n, seed, page_base):
+                control.change(self.share_link, share_inputs, share, api_name=False, show_progress="hidden")
+            demo.load(
+                self.on_load, [state], [models, split, categories, n, seed, banner],
+                api_name=False, show_progress="hidden",
+            )  # fmt: skip
+            demo.load(None, None, page_base, js=_PAGE_BASE_JS, api_name=False)
+        return demo
+
+
+def build_demo(catalog: Catalog | None = None) -> gr.Blocks:
+    demo = Playground(catalog).build()
+    demo.queue(default_concurrency_limit=None)
+    return demo
+
+
+def launch_kwargs() -> dict[str, Any]:
+    """What `launch()` needs besides host/port (Gradio 6 takes CSS at launch)."""
+    return {"css": render.CSS, "max_threads": 64, "footer_links": ["api"]}

@@ -1,0 +1,247 @@
+"""Per-visitor state: the live view of the current run, every finished cell of
+the session, the user's verdict overrides and the models the visitor added.
+
+One `Session` per browser tab (a `gr.State` whose value is the `Session` class,
+so Gradio builds a fresh one per visitor). Engine events are applied as they
+arrive, so whatever finished before a Stop is already kept. No Gradio import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
+
+OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
+STOPPED = "Stopped"
+
+
+@dataclass
+class CellView:
+    """What the grid shows for one cell while it streams and after."""
+
+    cell_id: str
+    row_id: str
+    model: str
+    started: bool = False
+    text: str = ""
+    provisional: Verdict | None = None
+    message: str = ""
+    result: CellResult | None = None
+    stopped: bool = False
+
+    def final_label(self) -> str:
+        """`pending` until the engine says done/error (or the run was stopped)."""
+        if self.stopped:
+            return "error"
+        if self.result is None:
+            return "pending"
+        return self.result.verdict if not self.result.error else "error"
+
+    def final_source(self) -> str:
+        if self.stopped or self.result is None:
+            return ""
+        return self.result.verdict_source
+
+
+@dataclass
+class RunView:
+    """One run of the session: its prompts × models and their live cells."""
+
+    number: int
+    prompts: list[Prompt]
+    model_labels: list[tuple[str, str]]
+    """(name, display label) per column, in column order."""
+    cells: dict[str, CellView] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    status: str = ""
+    started_at: float = field(default_factory=time.monotonic)
+    ended_at: float | None = None
+    finished: bool = False
+    stopped: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.cells:
+            for p in self.prompts:
+                for name, _ in self.model_labels:
+                    cid = cell_id(p.row_id, name)
+                    self.cells[cid] = CellView(cid, p.row_id, name)
+
+    def row_cells(self, row_id: str) -> list[str]:
+        return [cell_id(row_id, name) for name, _ in self.model_labels]
+
+    def total(self) -> int:
+        return len(self.cells)
+
+    def done_count(self) -> int:
+        return sum(1 for c in self.cells.values() if c.result is not None or c.stopped)
+
+    def error_count(self) -> int:
+        return sum(1 for c in self.cells.values() if c.result is not None and c.result.error)
+
+    def cached_count(self) -> int:
+        return sum(1 for c in self.cells.values() if c.result is not None and c.result.cached)
+
+    def elapsed(self) -> float | None:
+        end = self.ended_at if self.ended_at is not None else time.monotonic()
+        return end - self.started_at
+
+    def all_final(self) -> bool:
+        return all(c.result is not None or c.stopped for c in self.cells.values())
+
+
+@dataclass
+class Session:
+    """Everything one visitor has done in this tab."""
+
+    results: dict[str, CellResult] = field(default_factory=dict)
+    """Every finished or failed cell of the session by cell_id (stopped ones excluded)."""
+    order: list[str] = field(default_factory=list)
+    """cell_ids in the order they first finished (export order)."""
+    overrides: dict[str, str] = field(default_factory=dict)
+    run: RunView | None = None
+    runs: int = 0
+    extra_models: dict[str, ModelSpec] = field(default_factory=dict)
+    """Models this visitor added (custom endpoints carry their key here, nowhere else)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    version: int = 0
+    """Bumped whenever results or overrides change (to skip needless re-scoring)."""
+    task: Any = None
+    """The asyncio task pumping engine events into this session, while a run is live."""
+    _tmpdir: str | None = None
+
+    # -- runs -----------------------------------------------------------------------
+
+    def begin_run(self, prompts: list[Prompt], models: list[ModelSpec], notes: list[str] | None = None) -> RunView:
+        self.runs += 1
+        for m in models:
+            self.labels[m.name] = m.display
+        self.run = RunView(self.runs, list(prompts), [(m.name, m.display) for m in models], notes=list(notes or []))
+        return self.run
+
+    def apply(self, event: CellEvent) -> None:
+        """Fold one engine event into the live view and the session results."""
+        run = self.run
+        if run is None:
+            return
+        if event.kind == "status" and not event.cell_id:
+            run.status = event.message
+            return
+        cell = run.cells.get(event.cell_id)
+        if cell is None or cell.stopped:
+            return
+        if event.kind == "started":
+            cell.started = True
+        elif event.kind == "delta":
+            cell.text += event.text
+            cell.message = ""
+        elif event.kind == "verdict" and event.verdict is not None:
+            cell.provisional = event.verdict
+        elif event.kind == "retry":
+            cell.message = event.message
+        elif event.kind in ("done", "error") and event.result is not None:
+            cell.result = event.result
+            cell.message = ""
+            self._record(event.result)
+
+    def _record(self, result: CellResult) -> None:
+        cid = result.cell_id
+        previous = self.results.get(cid)
+        if cid in self.overrides and (previous is None or previous.response != result.response or result.error):
+            del self.overrides[cid]  # the override was about a different answer
+        if cid not in self.results:
+            self.order.append(cid)
+        self.results[cid] = result
+        self.version += 1
+
+    def finish_run(self, *, stopped: bool = False) -> None:
+        """Close the live run; cells still in flight become "Stopped" (not scored)."""
+        run = self.run
+        if run is None or run.finished:
+            return
+        for cell in run.cells.values():
+            if cell.result is None:
+                cell.stopped = True
+        run.stopped = stopped or any(c.stopped for c in run.cells.values())
+        run.finished = True
+        run.ended_at = time.monotonic()
+        run.status = ""
+
+    @property
+    def running(self) -> bool:
+        return self.run is not None and not self.run.finished
+
+    def cancel_task(self) -> None:
+        task, self.task = self.task, None
+        if task is not None and not task.done():
+            task.cancel()
+
+    # -- overrides ------------------------------------------------------------------
+
+    def set_override(self, cid: str, label: str) -> str | None:
+        """Set the user's verdict for a finished cell; returns an error message or None.
+
+        Setting a cell back to its classifier verdict removes the override.
+        """
+        if label not in OVERRIDABLE:
+            return f"Unknown verdict {label!r}; choose one of {', '.join(OVERRIDABLE)}."
+        result = self.results.get(cid)
+        if result is None:
+            return "That cell has not finished yet."
+        if result.error or result.verdict not in OVERRIDABLE:
+            return "A failed cell has no verdict to override."
+        if label == result.verdict:
+            self.overrides.pop(cid, None)
+        else:
+            self.overrides[cid] = label
+        self.version += 1
+        return None
+
+    def effective(self, result: CellResult) -> CellResult:
+        label = self.overrides.get(result.cell_id)
+        if label is None:
+            return result
+        return replace(result, verdict=label, verdict_source="user")
+
+    def effective_results(self) -> list[CellResult]:
+        """Session results with the user's overrides applied, in finishing order."""
+        return [self.effective(self.results[cid]) for cid in self.order if cid in self.results]
+
+    def overridable_cells(self) -> list[tuple[str, str]]:
+        """(label, cell_id) choices for the override dropdown: finished, non-error cells."""
+        out = []
+        for cid in self.order:
+            r = self.results[cid]
+            if r.error or r.verdict not in OVERRIDABLE:
+                continue
+            out.append((f"{r.row_id} · {self.labels.get(r.model, r.model)}", cid))
+        return out
+
+    # -- files ----------------------------------------------------------------------
+
+    def tmpdir(self) -> str:
+        if self._tmpdir is None or not os.path.isdir(self._tmpdir):
+            self._tmpdir = tempfile.mkdtemp(prefix="orbench-session-")
+        return self._tmpdir
+
+    def close(self) -> None:
+        """Called when Gradio drops the visitor's state: stop work, remove files."""
+        self.cancel_task()
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+
+
+def new_session() -> Session:
+    """The `gr.State` factory: Gradio calls it once per visitor."""
+    return Session()
+
+
+def close_session(session: Any) -> None:
+    if isinstance(session, Session):
+        session.close()
