@@ -137,8 +137,12 @@ def _connection_failure(exc: BaseException) -> CellFailure | None:
     seen: set[int] = set()
     cause: BaseException | None = exc
     connect_error = False
+    from .guards import GuardError
+
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
+        if isinstance(cause, GuardError):  # refused by a public-mode guard (e.g. a redirect)
+            return CellFailure(str(cause))
         if isinstance(cause, (TimeoutError, asyncio.TimeoutError)):
             return None
         if isinstance(cause, socket.gaierror):
@@ -363,6 +367,25 @@ class Engine:
             kwargs["api_base"] = api_base
         if model.api_key:
             kwargs["api_key"] = model.api_key
+        client = None
+        if api_base and not model.is_local:
+            from . import guards
+
+            try:  # public mode: resolve + check now, pin the connection to that address, no redirects
+                client = await guards.endpoint_client(model)
+            except guards.GuardError as exc:
+                raise CellFailure(str(exc)) from None
+            if client is not None:
+                kwargs["client"] = client
+        try:
+            return await self._stream_answer(prompt, model, repeat, kwargs, stream)
+        finally:
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()
+
+    async def _stream_answer(self, prompt, model, repeat, kwargs: dict, stream: _Stream) -> CachedAnswer:
+        litellm = _litellm()
         live = verdicts.LiveVerdict()
         start = time.perf_counter()
         async with asyncio.timeout(self.config.timeout_s):
