@@ -3,7 +3,6 @@ on hand-made results (fast, no server), plus focus sampling through the engine."
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from scipy.stats import binomtest, chi2
