@@ -25,9 +25,9 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 
-from . import verdicts
+from . import budget, verdicts
 from .cache import CachedAnswer, ResultCache, cell_key, judge_key
-from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id
+from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +157,14 @@ def _connection_failure(exc: BaseException) -> CellFailure | None:
     return None
 
 
+def _reserve_budget(model: ModelSpec, messages: list[dict[str, str]], max_tokens: int):
+    """ORBENCH_BUDGET_USD: admit a paid call (None when free/no budget) or fail the cell."""
+    try:
+        return budget.reserve(model, sum(len(m.get("content") or "") for m in messages), max_tokens)
+    except budget.BudgetExceeded as exc:
+        raise CellFailure(str(exc)) from None
+
+
 class _CostBook:
     """LiteLLM's cost data, looked up once per model (unknown models cost 0)."""
 
@@ -200,6 +208,7 @@ class Engine:
         self._queue: asyncio.Queue[CellEvent] = asyncio.Queue()
         self._local_base: str | None = None
         self._local_lock = asyncio.Lock()
+        self._tag = variant_tag(config.params.system_prompt_id, config.params.params_json())
 
     # -- public -------------------------------------------------------------------
 
@@ -211,6 +220,10 @@ class Engine:
             for repeat in range(max(1, self.config.repeats))
             for model in self.config.models
         ]
+
+    def cell_ids(self) -> list[str]:
+        """The ids events will carry, in cell order."""
+        return [cell_id(p.row_id, m.name, r, self._tag) for p, m, r in self.cells()]
 
     async def events(self) -> AsyncIterator[CellEvent]:
         cells = self.cells()
@@ -240,7 +253,7 @@ class Engine:
 
     def _emit(self, kind: str, prompt: Prompt, model: ModelSpec, repeat: int, **fields) -> None:
         self._queue.put_nowait(
-            CellEvent(kind, cell_id(prompt.row_id, model.name, repeat), prompt.row_id, model.name, repeat, **fields)
+            CellEvent(kind, cell_id(prompt.row_id, model.name, repeat, self._tag), prompt.row_id, model.name, repeat, **fields)
         )
 
     def _blank_result(self, prompt: Prompt, model: ModelSpec, repeat: int) -> CellResult:
@@ -271,7 +284,13 @@ class Engine:
                 raise CellFailure(model.error)
             sem = self._per_model.setdefault(model.name, asyncio.Semaphore(max(1, model.max_concurrency)))
             async with sem, self._global:
-                answer = await self._ask_with_retries(prompt, model, repeat, messages, params, result)
+                hold = _reserve_budget(model, messages, params.max_tokens)
+                cost = 0.0
+                try:
+                    answer = await self._ask_with_retries(prompt, model, repeat, messages, params, result)
+                    cost = answer.cost_usd
+                finally:
+                    budget.settle(hold, cost)
             if self.cache is not None:
                 self.cache.put_answer(key, answer)
             await self._finish(result, prompt, model, repeat, answer, from_cache=False)
@@ -502,5 +521,5 @@ async def collect(config: RunConfig, **kwargs) -> list[CellResult]:
     async for event in run(config, **kwargs):
         if event.kind in ("done", "error") and event.result is not None:
             results[event.cell_id] = event.result
-    order = {cell_id(p.row_id, m.name, r): i for i, (p, m, r) in enumerate(Engine(config).cells())}
+    order = {cid: i for i, cid in enumerate(Engine(config).cell_ids())}
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
