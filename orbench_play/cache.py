@@ -63,10 +63,13 @@ def cell_key(
     )
 
 
-def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]]) -> str:
-    """The cache key of one LLM-judge verdict (its prompt text is part of it,
-    so rewording the judge prompt invalidates old verdicts)."""
-    return "judge:" + _digest({"v": CACHE_VERSION, "judge": judge.identity(), "messages": judge_messages})
+def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]], version: str = "") -> str:
+    """The cache key of one LLM-judge verdict. The judge prompt text and the
+    judge version (bumped when the parser changes) are part of it, so either
+    change invalidates old verdicts."""
+    return "judge:" + _digest(
+        {"v": CACHE_VERSION, "judge": judge.identity(), "messages": judge_messages, "version": version}
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,12 @@ def _unit_float(text: str) -> float:
     return value
 
 
+def _preset_names() -> list[str]:
+    from .prompts import SYSTEM_PROMPTS
+
+    return list(SYSTEM_PROMPTS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="orbench-play", description="OR-Bench over-refusal playground, headless.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -77,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-tokens", type=_positive_int, default=512)
     run.add_argument("--temperature", type=_unit_float, default=None)
     run.add_argument("--top-p", type=_unit_float, default=None)
-    run.add_argument("--system-prompt", default=None, help="TEXT, @file, or a preset name")
+    run.add_argument("--system-prompt", default=None, help="TEXT, @file, or a preset: " + ", ".join(_preset_names()))
     run.add_argument("--repeats", type=_positive_int, default=1, help="ask each prompt K times (1-5)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
     run.add_argument("--out", help="write results to FILE.csv or FILE.jsonl")
@@ -156,24 +162,12 @@ def _build_run_config(args: argparse.Namespace):
 
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
     """TEXT, @file, or a preset name → (text, id shown in results)."""
-    if not value:
-        return None, "none"
-    try:
-        from .prompts import SYSTEM_PROMPTS
-    except ImportError:
-        SYSTEM_PROMPTS = {}
-    if value in SYSTEM_PROMPTS:
-        return SYSTEM_PROMPTS[value] or None, value
-    if value.startswith("@"):
-        path = Path(value[1:])
-        try:
-            text = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise UsageError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from None
-        return text, f"file:{path.name}"
-    import hashlib
+    from .prompts import PromptError, resolve_system_prompt
 
-    return value, "custom:" + hashlib.sha256(value.encode()).hexdigest()[:8]
+    try:
+        return resolve_system_prompt(value, allow_files=True)
+    except PromptError as exc:
+        raise UsageError(str(exc)) from None
 
 
 async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
@@ -211,33 +205,38 @@ async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
                 progress.update(task, completed=len(results), stats=f"errors {errors} · cached {hits}")
     if cache is not None and cache.warning:
         console.print(cache.warning, markup=False)
-    order = {c: i for i, c in enumerate(_cell_order(config))}
+    order = {cid: i for i, cid in enumerate(engine.Engine(config).cell_ids())}
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
 
 
-def _cell_order(config) -> list[str]:
-    from .engine import Engine
-
-    return [f"{p.row_id}|{m.name}|{r}" for p, m, r in Engine(config).cells()]
-
-
 def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
+    """One row per variant (model × system prompt × settings), so "X" and
+    "X · safety" are compared side by side; flip rate only when repeated."""
     from rich.console import Console
     from rich.table import Table
 
+    from .prompts import variant_of
     from .scoring import score_results
 
+    scores = score_results(results, key=variant_of)
+    repeated = any(s.max_repeats > 1 for s in scores)
     console = Console(file=stream or sys.stdout, highlight=False)
     table = Table(title="Session scoreboard (95% Wilson intervals)")
-    for column in ("model", "over-refusal (benign)", "refusal (toxic)", "mini-score", "errors"):
+    columns = ["model", "over-refusal (benign)", "refusal (toxic)", "mini-score", "errors"]
+    if repeated:
+        columns.insert(4, "flip rate")
+    for column in columns:
         table.add_column(column, overflow="fold")
 
     def fmt(rate) -> str:
         return "—" if rate is None else rate.fmt()
 
-    for s in score_results(results):
+    for s in scores:
         mini = "—" if s.mini_score is None else f"{s.mini_score:.1%} [{s.mini_low:.1%}–{s.mini_high:.1%}]"
-        table.add_row(_plain(s.model), fmt(s.over_refusal), fmt(s.toxic_refusal), mini, str(s.errors))
+        row = [_plain(s.model), fmt(s.over_refusal), fmt(s.toxic_refusal), mini, str(s.errors)]
+        if repeated:
+            row.insert(4, fmt(s.flip_rate))
+        table.add_row(*row)
     console.print(table)
 
 

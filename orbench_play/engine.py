@@ -460,13 +460,14 @@ async def judge_answer(spec: ModelSpec, prompt: str, response: str, fallback: Ve
     """One LLM-judge verdict, cached under its own key; falls back to the
     offline verdict when the judge fails or answers off-format."""
     messages = verdicts.judge_messages(prompt, response)
-    key = judge_key(spec, messages)
+    key = judge_key(spec, messages, verdicts.JUDGE_VERSION)
     if cache is not None:
         hit = cache.get_judge(key)
         if hit:
             return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
     kwargs: dict = dict(spec.extra)
-    kwargs.update(model=spec.litellm_model, messages=messages, temperature=0, max_tokens=96, timeout=timeout_s, num_retries=2)
+    kwargs.update(verdicts.JUDGE_PARAMS)
+    kwargs.update(model=spec.litellm_model, messages=messages, timeout=timeout_s, num_retries=2)
     if spec.api_base:
         kwargs["api_base"] = spec.api_base
     if spec.api_key:

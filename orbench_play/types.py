@@ -50,8 +50,9 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """The contract column order of every CSV/JSONL export. Only append, never reorder."""
 
-EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params")
-"""Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow)."""
+EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat")
+"""Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow)
+and which of the k repeats of a cell this row is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,9 @@ class GenerationParams:
         return msgs
 
 
+_DEFAULT_PARAMS_JSON = GenerationParams().params_json()
+
+
 @dataclass(frozen=True, slots=True)
 class RunConfig:
     """One run: every (prompt, model, repeat) cell is sent concurrently."""
@@ -194,7 +198,7 @@ class CellResult:
 
     @property
     def cell_id(self) -> str:
-        return cell_id(self.row_id, self.model, self.repeat)
+        return cell_id(self.row_id, self.model, self.repeat, variant_tag(self.system_prompt_id, self.params))
 
     def to_row(self) -> dict[str, Any]:
         """Contract columns first, in order, then the appended extras."""
@@ -208,9 +212,20 @@ class CellResult:
         return cls(**{k: v for k, v in row.items() if k in names})
 
 
-def cell_id(row_id: str, model: str, repeat: int = 0) -> str:
+def variant_tag(system_prompt_id: str, params_json: str) -> str:
+    """Empty for default settings, else a short stable digest of them, so that
+    one model asked two ways in one session gives two distinct cells."""
+    if system_prompt_id in ("", "none") and params_json in ("", _DEFAULT_PARAMS_JSON):
+        return ""
+    import hashlib
+
+    return hashlib.sha256(f"{system_prompt_id}\n{params_json}".encode()).hexdigest()[:8]
+
+
+def cell_id(row_id: str, model: str, repeat: int = 0, tag: str = "") -> str:
     """The key that ties engine events, UI cells and results together."""
-    return f"{row_id}|{model}|{repeat}"
+    base = f"{row_id}|{model}|{repeat}"
+    return f"{base}|{tag}" if tag else base
 
 
 EventKind = Literal["started", "delta", "verdict", "retry", "done", "error", "status"]

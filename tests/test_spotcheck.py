@@ -146,7 +146,7 @@ def test_cli_run_flags_and_compare(models_yaml, fake, tmp_path, capsys):
     assert tuple(reader.fieldnames) == RESULT_COLUMNS + EXTRA_COLUMNS == COLUMNS
     assert {r["system_prompt_id"] for r in rows} == {"none"} and len(rows) == 10
     lines = [json.loads(x) for x in b.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 20 and list(lines[0])[-2:] == list(EXTRA_COLUMNS)
+    assert len(lines) == 20 and list(lines[0])[-len(EXTRA_COLUMNS):] == list(EXTRA_COLUMNS)
     assert {x["system_prompt_id"] for x in lines} == {"safety"}
     assert json.loads(lines[0]["params"]) == {"max_tokens": 100, "temperature": 0.7, "top_p": 0.5}
     assert sorted(r.repeat for r in load_results(b))[:2] == [0, 0]
