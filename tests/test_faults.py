@@ -92,6 +92,14 @@ def _spec(server, behaviour: str):
     return custom_endpoint(server.base_url, behaviour, "sk-test")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def warm_litellm(fake_server):
+    """The first LiteLLM call of a process spends ~1-2 s of CPU on lazy set-up
+    (inside the cell's timeout); do it once so 2 s timeouts measure the network."""
+    config = RunConfig(models=(_spec(fake_server, "answer"),), prompts=PROMPTS[:1], use_cache=False)
+    asyncio.run(engine.collect(config))
+
+
 @pytest.fixture(scope="module")
 def matrix(fake_server):
     fake_server.reset()
