@@ -240,8 +240,8 @@ class Playground:
                 "done": run.done_count(),
                 "stopped": run.stopped,
                 "notes": list(run.notes),
-                "results": [sess.effective(sess.results[c]).to_row() for c in run.cells if c in sess.results],
-                "stopped_cells": [c for c, v in run.cells.items() if v.stopped],
+                "results": [sess.effective(v.result).to_row() for v in run.cells.values() if v.result is not None],
+                "stopped_cells": [v.cell_id for v in run.cells.values() if v.stopped],
             },
             "session_results": len(sess.results),
             "in_run": len(run_ids),
@@ -353,7 +353,7 @@ class Playground:
             judge=self.judge,
             concurrency=max(16, min(64, len(specs) * 8)),
         )
-        run = sess.begin_run(prompts, specs, notes)
+        run = sess.begin_run(prompts, specs, notes, config.params)
         changed = asyncio.Event()
 
         async def pump() -> None:
@@ -546,7 +546,7 @@ class Playground:
                             label="Prompts per category", elem_id="n", scale=3,
                         )  # fmt: skip
                         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed", elem_id="seed", scale=1, min_width=90)
-                        reroll = gr.Button("🎲", scale=0, min_width=44, elem_id="reroll", size="sm")
+                        reroll = gr.Button("Re-roll", scale=0, min_width=70, elem_id="reroll", size="sm")
                     gen = self.build_generation_settings()
                     with gr.Row():
                         run_btn = gr.Button("Run", variant="primary", elem_id="run")

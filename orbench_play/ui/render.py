@@ -183,7 +183,7 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) ->
     rows = []
     for prompt in run.prompts:
         cells = "".join(
-            render_cell(run.cells[cid], overrides.get(cid)) for cid in run.row_cells(prompt.row_id)
+            render_cell(run.cells[cid], overrides.get(run.cells[cid].cell_id)) for cid in run.row_cells(prompt.row_id)
         )
         rows.append(
             f'<tr data-row="{attr(prompt.row_id)}"><th class="prompt" scope="row">'
@@ -383,30 +383,30 @@ def render_plot(
             + f", toxic refusal {fmt_pct(t.rate) if has_t else '–'}"
             + (f" [{100 * t.low:.0f}–{100 * t.high:.0f}] n={t.n}" if has_t else "")
         )
-        g = [f'<g class="session-pt" data-model="{attr(s.model)}" style="color:{colour}"><title>{tip}</title>']
+        g = [f'<g class="session-pt" data-model="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>']
         if has_o and has_t:
             cx, cy = _x(100 * o.rate), _y(100 * t.rate)
             g.append(
                 f'<line class="ebar" x1="{_x(100 * o.low):.1f}" y1="{cy:.1f}" x2="{_x(100 * o.high):.1f}" y2="{cy:.1f}"/>'
                 f'<line class="ebar" x1="{cx:.1f}" y1="{_y(100 * t.low):.1f}" x2="{cx:.1f}" y2="{_y(100 * t.high):.1f}"/>'
                 f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6"/>'
-                f'<text class="pt-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">{safe_text(name)}</text>'
+                f'<text class="pt-label" stroke="none" x="{cx + 8:.1f}" y="{cy - 8:.1f}">{safe_text(name)}</text>'
             )
         elif has_o:
             cx = _x(100 * o.rate)
             g.append(
-                f'<rect class="band" x="{_x(100 * o.low):.1f}" y="{_y(100):.1f}" '
+                f'<rect class="band" stroke="none" x="{_x(100 * o.low):.1f}" y="{_y(100):.1f}" '
                 f'width="{max(1.0, _x(100 * o.high) - _x(100 * o.low)):.1f}" height="{_y(0) - _y(100):.1f}"/>'
                 f'<line class="only" x1="{cx:.1f}" y1="{_y(0):.1f}" x2="{cx:.1f}" y2="{_y(100):.1f}"/>'
-                f'<text class="pt-label" x="{cx + 4:.1f}" y="{_y(100) + 12 + 14 * (placed - 1):.1f}">{safe_text(name)}</text>'
+                f'<text class="pt-label" stroke="none" x="{cx + 4:.1f}" y="{_y(100) + 12 + 14 * (placed - 1):.1f}">{safe_text(name)}</text>'
             )
         else:
             cy = _y(100 * t.rate)
             g.append(
-                f'<rect class="band" x="{_x(0):.1f}" y="{_y(100 * t.high):.1f}" '
+                f'<rect class="band" stroke="none" x="{_x(0):.1f}" y="{_y(100 * t.high):.1f}" '
                 f'width="{_x(100) - _x(0):.1f}" height="{max(1.0, _y(100 * t.low) - _y(100 * t.high)):.1f}"/>'
                 f'<line class="only" x1="{_x(0):.1f}" y1="{cy:.1f}" x2="{_x(100):.1f}" y2="{cy:.1f}"/>'
-                f'<text class="pt-label" x="{_x(0) + 4 + 90 * (placed - 1):.1f}" y="{cy - 4:.1f}">{safe_text(name)}</text>'
+                f'<text class="pt-label" stroke="none" x="{_x(0) + 4 + 90 * (placed - 1):.1f}" y="{cy - 4:.1f}">{safe_text(name)}</text>'
             )
         g.append("</g>")
         parts.append("".join(g))
@@ -471,6 +471,7 @@ CSS = """
 #scoreboard .ci,#scoreboard .cnt{font-size:11px;color:var(--body-text-color-subdued)}
 #scoreboard .heat-wrap{overflow-x:auto}
 #scoreboard .heat td{text-align:center;min-width:56px}
+#scoreboard .heat th{white-space:nowrap;overflow-wrap:normal;font-size:12px}
 #scoreboard .heat-title{font-weight:600;margin:6px 0 4px}
 #scoreboard .sb-foot{font-size:12px;color:var(--body-text-color-subdued)}
 #plot svg.orplot{width:100%;max-width:620px;height:auto;font-size:11px}
@@ -478,11 +479,11 @@ CSS = """
 #plot .tick,#plot .axis{fill:var(--body-text-color-subdued)}
 #plot .axis{font-size:12px}
 #plot .paper-pt{fill:#9ca3af;fill-opacity:.7}
-#plot .session-pt circle{fill:currentColor;stroke:#fff;stroke-width:1.5}
-#plot .session-pt .ebar{stroke:currentColor;stroke-width:2}
-#plot .session-pt .only{stroke:currentColor;stroke-width:2;stroke-dasharray:6 4}
-#plot .session-pt .band{fill:currentColor;fill-opacity:.12}
-#plot .session-pt .pt-label{fill:currentColor;font-weight:600}
+#plot .session-pt circle{stroke:#fff;stroke-width:1.5}
+#plot .session-pt .ebar{stroke-width:2}
+#plot .session-pt .only{stroke-width:2;stroke-dasharray:6 4}
+#plot .session-pt .band{fill-opacity:.12}
+#plot .session-pt .pt-label{font-weight:600}
 #plot .legend{font-size:12px}#plot .lg.paper{color:#9ca3af}
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
 """

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
+from ..types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, Verdict, cell_id, variant_tag
 
 OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
 STOPPED = "Stopped"
@@ -60,6 +60,8 @@ class RunView:
     cells: dict[str, CellView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     status: str = ""
+    tag: str = ""
+    """The engine's variant tag for these generation settings (part of every cell id)."""
     started_at: float = field(default_factory=time.monotonic)
     ended_at: float | None = None
     finished: bool = False
@@ -69,11 +71,20 @@ class RunView:
         if not self.cells:
             for p in self.prompts:
                 for name, _ in self.model_labels:
-                    cid = cell_id(p.row_id, name)
+                    cid = cell_id(p.row_id, name, 0, self.tag)
                     self.cells[cid] = CellView(cid, p.row_id, name)
 
     def row_cells(self, row_id: str) -> list[str]:
-        return [cell_id(row_id, name) for name, _ in self.model_labels]
+        return [cell_id(row_id, name, 0, self.tag) for name, _ in self.model_labels]
+
+    def find(self, row_id: str, model: str, repeat: int = 0) -> CellView | None:
+        """Fallback lookup should the engine's id scheme ever differ from ours."""
+        if repeat:
+            return None
+        cell = self.cells.get(cell_id(row_id, model, 0, self.tag))
+        if cell is None:
+            cell = next((c for c in self.cells.values() if c.row_id == row_id and c.model == model), None)
+        return cell
 
     def total(self) -> int:
         return len(self.cells)
@@ -117,11 +128,23 @@ class Session:
 
     # -- runs -----------------------------------------------------------------------
 
-    def begin_run(self, prompts: list[Prompt], models: list[ModelSpec], notes: list[str] | None = None) -> RunView:
+    def begin_run(
+        self,
+        prompts: list[Prompt],
+        models: list[ModelSpec],
+        notes: list[str] | None = None,
+        params: GenerationParams | None = None,
+    ) -> RunView:
+        """Start the live view of a run. `params` must be the run's generation
+        settings: they decide the cell ids the engine's events will carry."""
         self.runs += 1
         for m in models:
             self.labels[m.name] = m.display
-        self.run = RunView(self.runs, list(prompts), [(m.name, m.display) for m in models], notes=list(notes or []))
+        params = params or GenerationParams()
+        tag = variant_tag(params.system_prompt_id, params.params_json())
+        self.run = RunView(
+            self.runs, list(prompts), [(m.name, m.display) for m in models], notes=list(notes or []), tag=tag
+        )
         return self.run
 
     def apply(self, event: CellEvent) -> None:
@@ -132,7 +155,7 @@ class Session:
         if event.kind == "status" and not event.cell_id:
             run.status = event.message
             return
-        cell = run.cells.get(event.cell_id)
+        cell = run.cells.get(event.cell_id) or run.find(event.row_id, event.model, event.repeat)
         if cell is None or cell.stopped:
             return
         if event.kind == "started":
@@ -145,6 +168,7 @@ class Session:
         elif event.kind == "retry":
             cell.message = event.message
         elif event.kind in ("done", "error") and event.result is not None:
+            cell.cell_id = event.result.cell_id
             cell.result = event.result
             cell.message = ""
             self._record(event.result)
