@@ -40,6 +40,25 @@ def _work(config) -> list[tuple[str, str]]:
     return [(m.litellm_model.split("/", 1)[1], p.text) for p in config.prompts for m in config.models]
 
 
+async def bare_litellm(base_url: str, work: list[tuple[str, str]]) -> list[str]:
+    """Reference, not the floor: LiteLLM alone (same kwargs as the engine, no engine)."""
+    import litellm
+
+    async def one(model: str, text: str) -> str:
+        resp = await litellm.acompletion(
+            model="openai/" + model, api_base=base_url, api_key="sk-fake",
+            messages=[{"role": "user", "content": text}], stream=True, stream_options={"include_usage": True},
+            max_tokens=512, max_retries=0, num_retries=0, timeout=300,
+        )
+        out = []
+        async for chunk in resp:
+            if chunk.choices and chunk.choices[0].delta is not None and chunk.choices[0].delta.content:
+                out.append(chunk.choices[0].delta.content)
+        return "".join(out)
+
+    return await asyncio.gather(*(one(m, t) for m, t in work))
+
+
 async def _engine(config):
     from orbench_play import engine
 
@@ -62,12 +81,12 @@ def warm_up(server: common.FakeServerProcess) -> dict[str, float]:
     return {"litellm_import_wall_s": round(imp[0], 3), "litellm_import_cpu_s": round(imp[1], 3)}
 
 
-def run_pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, concurrency: int, rounds: int, rss: bool = False) -> dict[str, Any]:
+def run_pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, concurrency: int, rounds: int, rss: bool = False, litellm_ref: bool = False) -> dict[str, Any]:
     """Alternate floor clients and engine `rounds` times; return the raw samples."""
     cfg = _config(common.prompts(n_prompts), n_models, server.base_url, concurrency)
     work = _work(cfg)
     cells = len(work)
-    out: dict[str, list] = {"httpx": [], "aiohttp": [], "engine": []}
+    out: dict[str, list] = {"httpx": [], "aiohttp": [], "engine": [], **({"litellm_alone": []} if litellm_ref else {})}
     errors: list[str] = []
     for _ in range(rounds):
         s, texts = common.measure(common.floor_httpx, server.base_url, work, concurrency)
@@ -81,6 +100,9 @@ def run_pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, co
         if bad or len(results) != cells:
             errors.append(f"{len(bad)} failed cells of {len(results)}: {bad[:2]}")
         out["engine"].append(s)
+        if litellm_ref:
+            s, texts = common.measure(bare_litellm, server.base_url, work)
+            out["litellm_alone"].append(s)
     return {"cells": cells, "samples": out, "errors": errors}
 
 
@@ -106,6 +128,11 @@ def _summary(raw: dict[str, Any]) -> dict[str, Any]:
         "peak_rss_mb": max((x.peak_rss_mb or 0) for x in s["engine"]) or None,
         "rss_before_mb": min((x.extra.get("rss_before_mb") or 0) for x in s["engine"]) or None,
         "errors": raw["errors"],
+        **(
+            {"litellm_alone_wall_s": med["litellm_alone"], "litellm_alone_cpu_ms_per_cell": 1000 * cpu["litellm_alone"] / cells}
+            if "litellm_alone" in med
+            else {}
+        ),
     }
 
 
@@ -116,13 +143,22 @@ def figures_fanout(quick: bool, command: str) -> tuple[list[Figure], dict[str, A
     concurrency = n_prompts * n_models
     with common.FakeServerProcess(delay, chunks) as server:
         warm = warm_up(server)
-        sm = _summary(run_pair(server, n_prompts, n_models, concurrency, rounds))
+        sm = _summary(run_pair(server, n_prompts, n_models, concurrency, rounds, litellm_ref=True))
     setup = (
         f"{n_prompts} prompts x {n_models} models, fake server ({server.command}) in its own process, "
         f"engine concurrency {concurrency} (per model {concurrency}), no cache, {rounds} alternating rounds, medians"
     )
     wall_ratio = ratio(sm["engine_wall_s"], sm["floor_wall_s"])
-    common_detail = {"setup": setup, "command": command, "errors": sm["errors"], **warm}
+    common_detail = {
+        "setup": setup,
+        "command": command,
+        "errors": sm["errors"],
+        "reference_litellm_alone": {  # not the floor: what LiteLLM costs without the engine
+            "wall_s": common.rnd(sm.get("litellm_alone_wall_s")),
+            "cpu_ms_per_cell": common.rnd(sm.get("litellm_alone_cpu_ms_per_cell"), 2),
+        },
+        **warm,
+    }
     figs = [
         Figure(
             "fanout_wall",
