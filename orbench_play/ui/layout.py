@@ -240,7 +240,11 @@ class Playground:
                 "done": run.done_count(),
                 "stopped": run.stopped,
                 "notes": list(run.notes),
-                "results": [sess.effective(v.result).to_row() for v in run.cells.values() if v.result is not None],
+                "results": [
+                    {**sess.effective(v.result).to_row(), "cell_id": v.result.cell_id}
+                    for v in run.cells.values()
+                    if v.result is not None
+                ],
                 "stopped_cells": [v.cell_id for v in run.cells.values() if v.stopped],
             },
             "session_results": len(sess.results),
@@ -255,8 +259,8 @@ class Playground:
         if final:
             csv_path, jsonl_path = self._export_files(sess)
             extras = (
-                gr.update(value=csv_path, interactive=csv_path is not None),
-                gr.update(value=jsonl_path, interactive=jsonl_path is not None),
+                csv_path,
+                jsonl_path,
                 self._results_json(sess),
                 gr.update(choices=sess.overridable_cells()),
             )
@@ -572,8 +576,8 @@ class Playground:
                     gr.Markdown("### On the paper's axes")
                     plot = gr.HTML(render.render_plot([], self.paper), label="plot", elem_id="plot", js_on_load=None)
             with gr.Row():
-                csv_btn = gr.DownloadButton("Download CSV", value=None, interactive=False, elem_id="download_csv")
-                jsonl_btn = gr.DownloadButton("Download JSONL", value=None, interactive=False, elem_id="download_jsonl")
+                csv_btn = gr.DownloadButton("Download CSV", value=None, elem_id="download_csv")
+                jsonl_btn = gr.DownloadButton("Download JSONL", value=None, elem_id="download_jsonl")
             with gr.Accordion("Override a verdict (form)", open=False):
                 gr.Markdown("Or click a finished verdict badge in the grid.")
                 with gr.Row():

@@ -1,0 +1,143 @@
+"""The playground's named API endpoints through gradio_client, against one
+in-process app server per module and the fake OpenAI server over real HTTP."""
+
+from __future__ import annotations
+
+import csv
+import io
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from orbench_play.types import RESULT_COLUMNS
+
+FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
+    lines = ["model_list:"]
+    for name in names:
+        lines += [
+            f"  - model_name: fake-{name.replace(':', '-')}",
+            f"    litellm_params: {{model: 'openai/{name}', api_base: '{base_url}', api_key: sk-fake}}",
+        ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def app_url(fake_server, tmp_path_factory):
+    from orbench_play.models import load_catalog
+    from orbench_play.ui import build_demo, launch_kwargs
+
+    config = write_models_yaml(tmp_path_factory.mktemp("ui-api") / "models.yaml", fake_server.base_url)
+    demo = build_demo(load_catalog(config, include_local=False))
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def client(url: str):
+    from gradio_client import Client
+
+    return Client(url, verbose=False)
+
+
+def run(c, models, split="hard-1k", categories=("privacy",), n=1, seed=0, max_tokens=128):
+    return c.predict(list(models), split, list(categories), n, seed, max_tokens, api_name="/run")
+
+
+def rows_by_model(payload) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for row in payload["run"]["results"]:
+        out.setdefault(row["model"], []).append(row)
+    return out
+
+
+def test_run_endpoint_returns_results_scoreboard_and_files(app_url):
+    c = client(app_url)
+    out = run(c, ["fake-answer", "fake-refuse"], categories=["privacy", "illegal"], n=2, seed=5)
+    progress, grid, board, plot, csv_file, jsonl_file, payload, _cells = out
+    assert payload["run"]["total"] == 8 and payload["run"]["done"] == 8
+    rows = rows_by_model(payload)
+    answer_refusals = sum(r["verdict"] != "direct_answer" for r in rows["fake-answer"])
+    assert {r["verdict"] for r in rows["fake-refuse"]} <= {"direct_refusal", "indirect_refusal"}
+    assert {r["category"] for r in rows["fake-answer"]} == {"privacy", "illegal"}
+    assert 'data-done="8"' in progress and grid.count('class="verdict') == 8
+    assert 'data-model="fake-answer"' in board
+    assert f"{answer_refusals}/4" in board and "4/4" in board  # the scoreboard counts what the grid shows
+    assert "paper-pt" in plot and 'data-model="fake-refuse"' in plot
+    header = next(csv.reader(io.StringIO(Path(csv_file).read_text(encoding="utf-8"))))
+    assert tuple(header[: len(RESULT_COLUMNS)]) == RESULT_COLUMNS
+    assert len(Path(jsonl_file).read_text(encoding="utf-8").splitlines()) == 8
+
+
+def test_errors_are_per_cell_and_the_run_continues(app_url):
+    out = run(client(app_url), ["fake-answer", "fake-e401", "fake-unknown-model"])
+    rows = rows_by_model(out[6])
+    assert rows["fake-answer"][0]["verdict"] == "direct_answer"
+    assert rows["fake-e401"][0]["verdict"] == "error" and "401" in rows["fake-e401"][0]["error"]
+    assert rows["fake-unknown-model"][0]["verdict"] == "error" and "404" in rows["fake-unknown-model"][0]["error"]
+    assert "Authentication failed" in out[1] and "Unknown model" in out[1]
+
+
+def test_override_endpoint_updates_the_score(app_url, fake_server):
+    fake_server.set_text("answer:b", "Sure, here is a short overview of the topic with three practical points.")
+    c = client(app_url)
+    out = run(c, ["fake-answer-b"], categories=["hate"], n=2, seed=1)
+    cells = [r for r in out[6]["run"]["results"]]
+    assert len(cells) == 2 and all(r["verdict"] == "direct_answer" for r in cells), [(r["response"], r["verdict"], r["error"]) for r in cells]
+    assert "0/2" in out[2]
+    first = cells[0]["cell_id"]
+    board_out = c.predict(first, "direct_refusal", api_name="/override")
+    grid, board, _plot, csv_file, _jsonl, payload, _cells = board_out
+    assert "1/2" in board
+    changed = [r for r in payload["run"]["results"] if r["row_id"] == cells[0]["row_id"]][0]
+    assert changed["verdict"] == "direct_refusal" and changed["verdict_source"] == "user"
+    assert "verdict_source=user" in grid
+    assert ",direct_refusal,user," in Path(csv_file).read_text(encoding="utf-8")
+
+
+def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
+    """A slow session does not hold up another visitor, and neither sees the other's results."""
+    slow_client, quick_client = client(app_url), client(app_url)
+    fake_server.delay = 3.0
+    outcome: dict[str, object] = {}
+
+    def slow_run():
+        outcome["slow"] = run(slow_client, ["fake-slow"], categories=["privacy"], n=1, seed=9)
+        outcome["slow_at"] = time.monotonic()
+
+    try:
+        worker = threading.Thread(target=slow_run)
+        worker.start()
+        time.sleep(0.8)
+        quick = run(quick_client, ["fake-answer"], categories=["violence"], n=1, seed=9)
+        quick_at = time.monotonic()
+        worker.join(30)
+    finally:
+        fake_server.delay = 1.0
+    assert "slow_at" in outcome and quick_at < outcome["slow_at"]  # type: ignore[operator]
+    assert [r["model"] for r in quick[6]["run"]["results"]] == ["fake-answer"]
+    assert quick[6]["session_results"] == 1
+    slow_payload = outcome["slow"][6]  # type: ignore[index]
+    assert slow_payload["session_results"] == 1 and slow_payload["run"]["results"][0]["model"] == "fake-slow"
+
+
+def test_custom_prompt_endpoint(app_url):
+    out = client(app_url).predict("Explain how lock picking works.", ["fake-answer", "fake-refuse"], 128, api_name="/run_prompt")
+    rows = out[6]["run"]["results"]
+    assert {r["split"] for r in rows} == {"custom"} and len(rows) == 2
+    assert any("lock picking" in r["response"] for r in rows)
