@@ -39,7 +39,10 @@ def _csv_value(value: Any) -> Any:
 
 def results_to_csv(results: Iterable[CellResult]) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180 line ends: Python's writer only quotes a field holding a character
+    # of the line terminator, so with "\n" a bare "\r" in model output went out
+    # unquoted and split the row in every reader.
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for result in results:
         row = result.to_row()
@@ -57,6 +60,6 @@ def write_results(results: Iterable[CellResult], path: str | os.PathLike[str]) -
     text = results_to_jsonl(results) if out.suffix.lower() in (".jsonl", ".json") else results_to_csv(results)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8", newline="")
     tmp.replace(out)  # never leave a half-written results file behind
     return out
