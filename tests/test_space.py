@@ -187,7 +187,9 @@ def _space_env(data_dir: Path, tmp_path: Path, port: int) -> dict[str, str]:
         ORBENCH_CACHE_DIR=str(tmp_path / "cache"),
         GRADIO_SERVER_PORT=str(port),
         GRADIO_SERVER_NAME="127.0.0.1",
-        # as on a real Space: Gradio's Spaces mode (SYSTEM) and our public-demo guards (SPACE_ID)
+        # as on a real Space: Gradio's Spaces mode (SYSTEM) and our public-demo guards
+        # (SPACE_ID). Offline, Gradio's hot-reload thread logs that the `spaces`
+        # package is missing (Spaces preinstall it); the server is unaffected.
         SYSTEM="spaces",
         SPACE_ID="orbench/playground-test",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
