@@ -14,7 +14,7 @@ Use:
 
 Environment: `ORBENCH_LOCAL_SLOTS` (parallel sequences, default 4),
 `ORBENCH_LOCAL_CTX_PER_SLOT` (tokens per slot, default 2048),
-`ORBENCH_LOCAL_THREADS` (CPU threads, default os.cpu_count(); on a busy
+`ORBENCH_LOCAL_THREADS` (CPU threads, default the CPUs this process may use; on a busy
 machine one less than the core count degrades far more gracefully, since
 llama.cpp threads wait for each other), `ORBENCH_LOCAL_LOG=1` (llama.cpp logs
 to stderr).
@@ -100,6 +100,15 @@ def served_model_id() -> str:
     return SERVED_MODEL_ID
 
 
+def _usable_cpus() -> int:
+    """CPUs this process may run on: in a container (e.g. a Space) os.cpu_count()
+    reports the host's cores, and oversubscribed llama.cpp threads crawl."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+
+
 def _env_int(name: str, default: int, lo: int, hi: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -130,7 +139,7 @@ def _make_params(port: int) -> Any:
 
     n_slots = slots()
     ctx_per_slot = _env_int("ORBENCH_LOCAL_CTX_PER_SLOT", DEFAULT_CTX_PER_SLOT, 512, 8192)
-    threads = _env_int("ORBENCH_LOCAL_THREADS", os.cpu_count() or 2, 1, 256)
+    threads = _env_int("ORBENCH_LOCAL_THREADS", _usable_cpus(), 1, 256)
     p = xllamacpp.CommonParams()
     p.model.path = str(gguf_path())
     p.model_alias = {SERVED_MODEL_ID}
