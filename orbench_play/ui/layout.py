@@ -76,12 +76,40 @@ def warm_up() -> None:
         if _warmed.is_set():
             return
         try:
-            from .. import engine
+            from .. import engine, verdicts
 
-            getattr(engine, "_litellm", lambda: __import__("litellm"))()
+            litellm = getattr(engine, "_litellm", lambda: __import__("litellm"))()
+            verdicts.LiveVerdict().finish("Sure, here you go.", "stop")  # loads the classifier
+            # LiteLLM's first call spends 1-2 s of CPU on lazy set-up; pay it here,
+            # off the event loop, with a request that fails at once (nothing listens
+            # on the discard port) instead of inside the first visitor's run.
+            asyncio.run(_failing_call(litellm))
         except Exception:  # the run will report the real error per cell
             log.exception("warming up LiteLLM failed")
         _warmed.set()
+        with contextlib.suppress(Exception):
+            from ..cache import default_cache
+
+            default_cache()
+        with contextlib.suppress(Exception):  # the default split, if it is on disk
+            if data.split_file("hard-1k") is not None:
+                data.load_split("hard-1k")
+
+
+async def _failing_call(litellm: Any) -> None:
+    with contextlib.suppress(Exception):
+        response = await litellm.acompletion(
+            model="openai/warm-up",
+            api_base="http://127.0.0.1:9/v1",
+            api_key="none",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            max_retries=0,
+            num_retries=0,
+            timeout=3,
+        )
+        async for _ in response:
+            pass
 
 
 def warm_up_in_background() -> threading.Thread:
@@ -509,11 +537,13 @@ class Playground:
                 model_id = gr.Textbox(label="Model id", placeholder="my-model", elem_id="custom_model")
                 api_key = gr.Textbox(label="API key (optional)", type="password", elem_id="custom_key")
             add_endpoint = gr.Button("Add endpoint", size="sm")
-        add_string.click(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False)
-        model_string.submit(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False)
-        add_endpoint.click(
-            self.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], api_name=False
-        )
+        self.model_events = [
+            add_string.click(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False),
+            model_string.submit(self.add_model_string, [model_string, models, state], [models, model_string], api_name=False),
+            add_endpoint.click(
+                self.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], api_name=False
+            ),
+        ]
 
     def build(self) -> gr.Blocks:
         with gr.Blocks(title="OR-Bench playground", analytics_enabled=False) as demo:
@@ -623,16 +653,21 @@ class Playground:
                 self.override_click, [state], override_outputs,
                 api_name=False, concurrency_limit=None, show_progress="hidden",
             )  # fmt: skip
-            reroll.click(lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden")
-            split.change(lambda s: self.banner(s), split, banner, api_name=False, show_progress="hidden")
             share_inputs = [models, split, categories, n, seed, page_base, state]
-            for control in (models, split, categories, n, seed, page_base):
-                control.change(self.share_link, share_inputs, share, api_name=False, show_progress="hidden")
-            demo.load(
+            share_args = dict(api_name=False, show_progress="hidden", trigger_mode="always_last")
+            reroll.click(
+                lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden"
+            ).then(self.share_link, share_inputs, share, **share_args)
+            split.input(lambda s: self.banner(s), split, banner, api_name=False, show_progress="hidden")
+            for control in (models, split, categories, n, seed):
+                control.input(self.share_link, share_inputs, share, **share_args)
+            for event in self.model_events:  # "Add a model" changes the selection programmatically
+                event.then(self.share_link, share_inputs, share, **share_args)
+            # One chain, so the share link is computed from the pre-filled controls, never a stale mix.
+            demo.load(None, None, page_base, js=_PAGE_BASE_JS, api_name=False).then(
                 self.on_load, [state], [models, split, categories, n, seed, banner],
                 api_name=False, show_progress="hidden",
-            )  # fmt: skip
-            demo.load(None, None, page_base, js=_PAGE_BASE_JS, api_name=False)
+            ).then(self.share_link, share_inputs, share, **share_args)  # fmt: skip
         return demo
 
 
