@@ -153,7 +153,7 @@ async def test_run_handler_streams_frames_and_ends_with_results(playground):
     assert by_model["fake-e401"] == {"error"}  # a failing model does not stop the others
     assert "Authentication failed" in final[1]
     assert 'data-model="fake-answer"' in final[2]  # scoreboard
-    assert final[4]["value"].endswith(".csv")
+    assert final[4].endswith(".csv") and final[5].endswith(".jsonl")
 
 
 async def test_no_data_still_loads_and_custom_prompts_work(playground, monkeypatch, tmp_path):
