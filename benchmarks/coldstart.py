@@ -65,7 +65,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
     app = common.REPO / "app.py"
     if not app.exists():
         return [skipped("coldstart", "s", "app.py does not exist yet", command)]
-    rounds = 1 if quick else 3
+    rounds = 1 if quick else 2
     with tempfile.TemporaryDirectory(prefix="orbench-bench-cold-") as tmp:
         hello = Path(tmp) / "hello_blocks.py"
         hello.write_text(HELLO)

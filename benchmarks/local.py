@@ -63,7 +63,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
     texts = [p.text for p in common.prompts(4)]
     asyncio.run(_batch(base, model, texts[:1], 8, False))  # warm-up
     seq, par = [], []
-    budget = time.monotonic() + (30 if quick else 120)  # a loaded machine can make llama.cpp crawl
+    budget = time.monotonic() + (30 if quick else 60)  # a loaded machine can make llama.cpp crawl
     with common.RssSampler() as rss:
         for _ in range(rounds):
             if seq and time.monotonic() > budget:
