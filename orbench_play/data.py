@@ -175,7 +175,8 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def _hub_offline() -> bool:
+def hub_offline() -> bool:
+    """True when the user switched the Hub off (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE)."""
     return _truthy("HF_HUB_OFFLINE") or _truthy("HF_DATASETS_OFFLINE")
 
 
@@ -213,7 +214,7 @@ def _unreachable(split: str) -> DataError:
 @functools.lru_cache(maxsize=len(SPLITS))
 def _load_hub(split: str) -> tuple[Prompt, ...]:
     """Download (or reuse the `datasets` cache of) one config of bench-llm/or-bench."""
-    offline = _hub_offline()
+    offline = hub_offline()
     if not offline and not _hub_reachable():
         raise _unreachable(split)
     try:

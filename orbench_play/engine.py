@@ -53,6 +53,38 @@ def _litellm():
     return litellm
 
 
+def warm_up() -> None:
+    """Pay LiteLLM's import and first-call set-up (1-2 s of CPU) now, off the
+    event loop, so the first visitor's run does not stall everyone else's.
+
+    The call goes to a loopback port where nothing listens, so it fails at once
+    and sends nothing anywhere.
+    """
+    litellm = _litellm()
+
+    async def failing_call() -> None:
+        with contextlib.suppress(Exception):
+            response = await litellm.acompletion(
+                model="openai/warm-up",
+                api_base="http://127.0.0.1:9/v1",
+                api_key="none",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+                max_retries=0,
+                num_retries=0,
+                timeout=3,
+            )
+            async for _ in response:
+                pass
+
+    asyncio.run(failing_call())
+
+
+def cell_ids(config: RunConfig) -> list[str]:
+    """The ids a run's events will carry, in cell order."""
+    return Engine(config).cell_ids()
+
+
 class CellFailure(Exception):
     """A cell that ended without an answer; `message` is what the user sees."""
 
@@ -365,7 +397,6 @@ class Engine:
         return self._local_base
 
     async def _ask_once(self, prompt, model, repeat, messages, params: GenerationParams, stream: _Stream) -> CachedAnswer:
-        litellm = _litellm()
         kwargs: dict = dict(model.extra)
         kwargs.update(
             model=model.litellm_model,

@@ -78,12 +78,8 @@ def warm_up() -> None:
         try:
             from .. import engine, verdicts
 
-            litellm = getattr(engine, "_litellm", lambda: __import__("litellm"))()
             verdicts.LiveVerdict().finish("Sure, here you go.", "stop")  # loads the classifier
-            # LiteLLM's first call spends 1-2 s of CPU on lazy set-up; pay it here,
-            # off the event loop, with a request that fails at once (nothing listens
-            # on the discard port) instead of inside the first visitor's run.
-            asyncio.run(_failing_call(litellm))
+            engine.warm_up()
         except Exception:  # the run will report the real error per cell
             log.exception("warming up LiteLLM failed")
         _warmed.set()
@@ -96,30 +92,10 @@ def warm_up() -> None:
                 data.load_split("hard-1k")
 
 
-async def _failing_call(litellm: Any) -> None:
-    with contextlib.suppress(Exception):
-        response = await litellm.acompletion(
-            model="openai/warm-up",
-            api_base="http://127.0.0.1:9/v1",
-            api_key="none",
-            messages=[{"role": "user", "content": "hi"}],
-            stream=True,
-            max_retries=0,
-            num_retries=0,
-            timeout=3,
-        )
-        async for _ in response:
-            pass
-
-
 def warm_up_in_background() -> threading.Thread:
     thread = threading.Thread(target=warm_up, name="orbench-warm-up", daemon=True)
     thread.start()
     return thread
-
-
-def _hub_offline() -> bool:
-    return any(os.environ.get(v, "").strip().upper() in {"1", "ON", "YES", "TRUE"} for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
 
 
 def data_notice(split: str) -> str:
@@ -128,7 +104,7 @@ def data_notice(split: str) -> str:
         path = data.split_file(split)
     except data.DataError as exc:
         return f"{exc} Custom prompts still work without data."
-    if path is None and _hub_offline():
+    if path is None and data.hub_offline():
         return (
             f"No OR-Bench data: ORBENCH_DATA_DIR is not set and the Hub is off (HF_HUB_OFFLINE). "
             f"Set ORBENCH_DATA_DIR to a folder with {data.FILES[split]} (from the bench-llm/or-bench "
