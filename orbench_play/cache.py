@@ -6,9 +6,10 @@ change an answer, so a changed system prompt or temperature is a new entry,
 while an API key (which cannot change the answer, and must never touch disk) is
 not part of it. Only complete, successful streams are stored: errors, cancelled
 and cut streams are never written, which is what makes "re-run the same
-command" resume exactly the missing cells. Verdicts from the offline classifier
-are recomputed on replay (they cost microseconds and improve over time); LLM
-judge verdicts are stored under keys of their own because they cost a call.
+command" resume exactly the missing cells. The offline verdict is stored with
+the classifier version that gave it and recomputed on replay only when the
+classifier changed; LLM judge verdicts are stored under keys of their own
+because they cost a call.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ class CachedAnswer:
     cost_usd: float
     latency_s: float | None
     ttft_s: float | None
+    verdict: str | None = None
+    verdict_source: str | None = None
+    verdict_version: str | None = None
+    """The offline verdict and the classifier version that gave it: replay reuses
+    it only while the classifier is unchanged, else recomputes it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +97,9 @@ class CachedAnswer:
             "cost_usd": self.cost_usd,
             "latency_s": self.latency_s,
             "ttft_s": self.ttft_s,
+            "verdict": self.verdict,
+            "verdict_source": self.verdict_source,
+            "verdict_version": self.verdict_version,
         }
 
 

@@ -53,6 +53,31 @@ def _litellm():
     return litellm
 
 
+_classifier_version: str | None = None
+
+
+def classifier_version() -> str:
+    """A digest of the offline classifier's code and weights: a cached verdict is
+    reused only while recomputing it would give the same answer."""
+    global _classifier_version
+    if _classifier_version is None:
+        import hashlib
+        from pathlib import Path
+
+        digest = hashlib.sha256(Path(verdicts.__file__).read_bytes())
+        for weights in sorted((Path(verdicts.__file__).parent / "assets").glob("verdict*")):
+            digest.update(weights.read_bytes())
+        _classifier_version = digest.hexdigest()[:16]
+    return _classifier_version
+
+
+def offline_verdict(answer: CachedAnswer) -> Verdict:
+    """Provider signal, then the offline classifier; the stored one when current."""
+    if answer.verdict and answer.verdict_version == classifier_version():
+        return Verdict(answer.verdict, answer.verdict_source or "")
+    return verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+
+
 def warm_up() -> None:
     """Pay LiteLLM's import and first-call set-up (1-2 s of CPU) now, off the
     event loop, so the first visitor's run does not stall everyone else's.
@@ -240,7 +265,8 @@ class Engine:
         self._queue: asyncio.Queue[CellEvent] = asyncio.Queue()
         self._local_base: str | None = None
         self._local_lock = asyncio.Lock()
-        self._tag = variant_tag(config.params.system_prompt_id, config.params.params_json())
+        self._params_json = config.params.params_json()
+        self._tag = variant_tag(config.params.system_prompt_id, self._params_json)
 
     # -- public -------------------------------------------------------------------
 
@@ -259,11 +285,14 @@ class Engine:
 
     async def events(self) -> AsyncIterator[CellEvent]:
         cells = self.cells()
-        tasks = [asyncio.create_task(self._run_cell(*cell)) for cell in cells]
+        replayed, to_run = self._replay_from_cache(cells)
+        tasks = [asyncio.create_task(self._run_cell(*cell)) for cell in to_run]
         remaining = len(tasks)
         for task in tasks:
             task.add_done_callback(lambda _t: self._queue.put_nowait(_SENTINEL))
         try:
+            for event in replayed:
+                yield event
             while remaining:
                 event = await self._queue.get()
                 if event is _SENTINEL:
@@ -281,6 +310,27 @@ class Engine:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
 
+    def _replay_from_cache(self, cells: list[tuple[Prompt, ModelSpec, int]]):
+        """Cache hits need no task, no semaphore and no await: answer them
+        straight away (unless an LLM judge may still have to be asked)."""
+        if self.cache is None or self._judge_configured():
+            return [], cells
+        events: list[CellEvent] = []
+        to_run = []
+        params = self.config.params
+        for prompt, model, repeat in cells:
+            cached = self.cache.get_answer(cell_key(model, params.messages(prompt.text), params, repeat))
+            if cached is None:
+                to_run.append((prompt, model, repeat))
+                continue
+            result = self._blank_result(prompt, model, repeat)
+            verdict = self._fill(result, cached, from_cache=True)
+            cid = cell_id(prompt.row_id, model.name, repeat, self._tag)
+            events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
+            events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
+            events.append(CellEvent("done", cid, prompt.row_id, model.name, repeat, result=result))
+        return events, to_run
+
     # -- one cell -----------------------------------------------------------------
 
     def _emit(self, kind: str, prompt: Prompt, model: ModelSpec, repeat: int, **fields) -> None:
@@ -297,7 +347,7 @@ class Engine:
             prompt=prompt.text,
             model=model.name,
             system_prompt_id=params.system_prompt_id,
-            params=params.params_json(),
+            params=self._params_json,
             repeat=repeat,
         )
 
@@ -323,6 +373,8 @@ class Engine:
                     cost = answer.cost_usd
                 finally:
                     budget.settle(hold, cost)
+            verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+            answer = replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
             if self.cache is not None:
                 self.cache.put_answer(key, answer)
             await self._finish(result, prompt, model, repeat, answer, from_cache=False)
@@ -335,7 +387,8 @@ class Engine:
             result.verdict_source = ""
             self._emit("error", prompt, model, repeat, result=result, message=failure.message)
 
-    async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
+    def _fill(self, result: CellResult, answer: CachedAnswer, *, from_cache: bool) -> Verdict:
+        """Copy a finished answer into its result; return its offline verdict."""
         result.response = answer.response
         result.finish_reason = answer.finish_reason
         result.completion_tokens = answer.completion_tokens
@@ -343,7 +396,13 @@ class Engine:
         result.latency_s = answer.latency_s
         result.ttft_s = answer.ttft_s
         result.cached = from_cache
-        verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+        verdict = offline_verdict(answer)
+        result.verdict = verdict.label
+        result.verdict_source = verdict.source
+        return verdict
+
+    async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
+        verdict = self._fill(result, answer, from_cache=from_cache)
         verdict = await self._maybe_judge(prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
@@ -474,11 +533,14 @@ class Engine:
 
     # -- LLM judge ----------------------------------------------------------------
 
+    def _judge_configured(self) -> bool:
+        return bool(self.config.judge) and self.config.judge != "keyword"
+
     async def _maybe_judge(self, prompt: Prompt, response: str, fallback: Verdict) -> Verdict:
         """Ask the judge model when one is configured; the provider layer
         (content filter, empty answer) is certain and skips it."""
         judge = self.config.judge
-        if not judge or judge == "keyword" or fallback.source == "provider":
+        if not self._judge_configured() or fallback.source == "provider":
             return fallback
         try:
             spec = self._resolve_judge(judge) if self._resolve_judge else _default_judge_resolver(judge)
