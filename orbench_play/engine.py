@@ -561,19 +561,42 @@ async def judge_answer(spec: ModelSpec, prompt: str, response: str, fallback: Ve
     kwargs: dict = dict(spec.extra)
     kwargs.update(verdicts.JUDGE_PARAMS)
     kwargs.update(model=spec.litellm_model, messages=messages, timeout=timeout_s, num_retries=2)
-    if spec.api_base:
-        kwargs["api_base"] = spec.api_base
-    if spec.api_key:
-        kwargs["api_key"] = spec.api_key
+    client = hold = None
+    cost = 0.0
     try:
+        # The judge is a model call like any other: same endpoint guard in public
+        # mode, same daily spend cap, and the embedded model needs its server.
+        api_base = spec.api_base
+        if spec.is_local:
+            from . import local_model
+
+            api_base = await local_model.ensure_server_async()
+        if api_base:
+            kwargs["api_base"] = api_base
+        if spec.api_key:
+            kwargs["api_key"] = spec.api_key
+        if api_base and not spec.is_local:
+            from . import guards
+
+            client = await guards.endpoint_client(spec)
+            if client is not None:
+                kwargs["client"] = client
+        hold = _reserve_budget(spec, messages, int(verdicts.JUDGE_PARAMS.get("max_tokens", 96)))
         async with asyncio.timeout(timeout_s):
             reply = await _litellm().acompletion(**kwargs)
         text = reply.choices[0].message.content or ""
+        usage = getattr(reply, "usage", None)
+        cost = _COSTS.cost(spec, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         why = describe_failure(exc, spec, timeout_s).message
         return replace(fallback, rationale=f"judge failed: {why}")
+    finally:
+        budget.settle(hold, cost)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
     label = verdicts.parse_judge(text)
     if label is None:
         return replace(fallback, rationale=f"judge answered off-format: {text[:80]!r}")

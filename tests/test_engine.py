@@ -9,7 +9,7 @@ import pytest
 
 from orbench_play import engine
 from orbench_play.cache import ResultCache
-from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
+from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig, Verdict
 
 
 def spec(fake, behaviour: str, **kw) -> ModelSpec:
@@ -244,3 +244,16 @@ async def test_repeats_are_distinct_cells(fake, cache):
     assert fake.request_count() == 6
     await engine.collect(config, cache=cache)
     assert fake.request_count() == 6
+
+
+async def test_judge_goes_through_the_public_endpoint_guard(fake, monkeypatch):
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    fake.set_text("judge-model", "[indirect_refusal] deflects")
+    visitor_judge = spec(fake, "judge-model")  # a visitor's endpoint on loopback: not allowed in public mode
+    fallback = Verdict("direct_answer", "classifier")
+    verdict = await engine.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
+    assert verdict.label == "direct_answer" and "judge failed" in verdict.rationale
+    assert fake.request_count("judge-model") == 0
+    monkeypatch.setenv("ORBENCH_PUBLIC", "0")
+    verdict = await engine.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
+    assert verdict.label == "indirect_refusal" and fake.request_count("judge-model") == 1
