@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
 import os
 import random
 import threading
@@ -31,6 +32,13 @@ import gradio as gr
 
 from .. import data
 from ..models import Catalog, CatalogError, custom_endpoint, load_catalog
+from ..prompts import (
+    PRESET_DESCRIPTIONS,
+    SYSTEM_PROMPTS,
+    PromptError,
+    resolve_system_prompt,
+    variant_of,
+)
 from ..types import CATEGORIES, SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
 from . import render
 from .query import MAX_MODELS, MAX_PER_CATEGORY, Setup, parse_query, to_query
@@ -45,6 +53,12 @@ SLOW_RENDER_INTERVAL_S = 0.25
 BIG_GRID_CHARS = 250_000
 MAX_PROMPT_CHARS = 4000
 DEFAULT_MAX_TOKENS = 512
+MAX_REPEATS = 5
+REPEAT_HINT = (
+    "⚠ Repeats at temperature 0 (or the provider's default) mostly give the same answer k times: "
+    "set a temperature such as 0.7 to see how stable the verdicts are."
+)
+PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 
 SPLIT_CHOICES = [
     ("OR-Bench-Hard-1K (benign, often refused)", "hard-1k"),
@@ -140,6 +154,43 @@ def _custom_prompt(text: str) -> Prompt:
     return Prompt(row_id=f"custom:{digest}", split="custom", category="custom", text=text)
 
 
+def _optional_float(value: Any, name: str, lo: float, hi: float, *, low_open: bool = False) -> float | None:
+    """A form number that may be empty (None = the provider's default)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number (got {value!r}).") from None
+    if math.isnan(number) or not (lo < number <= hi if low_open else lo <= number <= hi):
+        bounds = f"{'above' if low_open else 'from'} {lo:g} {'up to' if low_open else 'to'} {hi:g}"
+        raise ValueError(f"{name} must be {bounds}, or empty for the provider's default (got {number:g}).")
+    return number
+
+
+def _repeats(value: Any) -> int:
+    try:
+        k = int(value if value not in (None, "") else 1)
+    except (TypeError, ValueError):
+        raise ValueError(f"Repeats must be a whole number from 1 to {MAX_REPEATS}.") from None
+    if not 1 <= k <= MAX_REPEATS:
+        raise ValueError(f"Repeats must be from 1 to {MAX_REPEATS} (got {k}).")
+    return k
+
+
+def repeat_hint(repeats: Any, temperature: Any) -> str:
+    """The warning shown when repeats > 1 but the temperature is unset or 0."""
+    try:
+        k = int(repeats or 1)
+    except (TypeError, ValueError):
+        k = 1
+    try:
+        t = float(temperature) if temperature not in (None, "") else 0.0
+    except (TypeError, ValueError):
+        t = 0.0
+    return REPEAT_HINT if k > 1 and t <= 0 else ""
+
+
 class Playground:
     """Builds the Blocks; its methods are the event handlers. Holds only what is
     the same for every visitor (catalog, paper points); per-visitor data lives in
@@ -209,14 +260,15 @@ class Playground:
     def _scores(self, sess: Session):
         from ..scoring import score_results
 
-        return score_results(sess.effective_results())
+        return score_results(sess.effective_results(), key=variant_of)
 
     def _score_outputs(self, sess: Session) -> tuple[str, str]:
         order = {name: i for i, name in enumerate(sess.labels)}
         scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
+        models = sess.variant_models()
         return (
-            render.render_scoreboard(scores, sess.labels),
-            render.render_plot(scores, self.paper, sess.labels),
+            render.render_scoreboard(scores, sess.labels, models=models),
+            render.render_plot(scores, self.paper, sess.labels, models),
         )
 
     def _export_files(self, sess: Session) -> tuple[str | None, str | None]:
@@ -293,18 +345,57 @@ class Playground:
         except CatalogError as exc:
             raise ValueError(str(exc)) from None
 
-    def params(self, max_tokens: Any) -> GenerationParams:
+    def params(
+        self,
+        max_tokens: Any,
+        preset: str | None = "none",
+        custom_system: str | None = "",
+        temperature: Any = None,
+        top_p: Any = None,
+    ) -> GenerationParams:
+        """The run's generation settings from the form. A non-empty custom system
+        prompt wins over the preset; empty temperature/top_p mean the provider's
+        default. Raises ValueError with a message for the page."""
         try:
             tokens = int(max_tokens)
         except (TypeError, ValueError):
             tokens = DEFAULT_MAX_TOKENS
-        return GenerationParams(max_tokens=max(16, min(4096, tokens)))
+        custom = (custom_system or "").strip()
+        if len(custom) > MAX_PROMPT_CHARS:
+            raise ValueError(f"The system prompt is too long ({len(custom):,} characters; at most {MAX_PROMPT_CHARS:,}).")
+        if custom:
+            try:
+                text, pid = resolve_system_prompt(custom, allow_files=False)
+            except PromptError as exc:
+                raise ValueError(str(exc)) from None
+        else:
+            key = (preset or "none").strip() or "none"
+            if key not in SYSTEM_PROMPTS:
+                raise ValueError(f"Unknown system prompt preset {key!r}; choose one of {', '.join(SYSTEM_PROMPTS)}.")
+            text, pid = resolve_system_prompt(key, allow_files=False)
+        return GenerationParams(
+            system_prompt=text,
+            system_prompt_id=pid,
+            temperature=_optional_float(temperature, "Temperature", 0.0, 2.0),
+            top_p=_optional_float(top_p, "top_p", 0.0, 1.0, low_open=True),
+            max_tokens=max(16, min(4096, tokens)),
+        )
 
-    async def run_setup(self, models, split, categories, n, seed, max_tokens, sess: Session) -> AsyncIterator[tuple]:
-        """Run a sampled set-up: the `run` API endpoint. Yields rendered frames."""
+    async def run_setup(
+        self, models, split, categories, n, seed, max_tokens, sess: Session,
+        preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
+        top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
+    ) -> AsyncIterator[tuple]:  # fmt: skip
+        """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
+
+        The generation settings (system prompt preset or custom text,
+        temperature, top_p, max tokens, repeats) decide the run's variant; with
+        `focus` the prompts the session's variants disagreed on are drawn first."""
         sess = sess if isinstance(sess, Session) else Session()
         try:
             specs = self._specs(models, sess)
+            params = self.params(max_tokens, preset, custom_system, temperature, top_p)
+            k = _repeats(repeats)
             if split not in SPLITS:
                 raise ValueError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
             cats = data.parse_categories(list(categories or [])) or None
@@ -318,18 +409,29 @@ class Playground:
         yield self.message_frame(sess, f"Loading the {split} split…")
         try:
             prompts = await asyncio.to_thread(data.load_split, split)
-            picked = data.sample(prompts, categories=cats, per_category=per_category, seed=seed_value)
+            if focus:
+                from ..focus import focus_sample
+
+                picked = focus_sample(
+                    prompts, sess.effective_results(), per_category=per_category, seed=seed_value, categories=cats
+                )
+            else:
+                picked = data.sample(prompts, categories=cats, per_category=per_category, seed=seed_value)
         except data.DataError as exc:
             yield self.message_frame(sess, f"{exc} Custom prompts still work without data.")
             return
         if not picked.prompts:
             yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
-        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), max_tokens):
+        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k):
             yield frame
 
-    async def run_prompt(self, prompt, models, max_tokens, sess: Session) -> AsyncIterator[tuple]:
-        """Run one prompt of the user's own against the chosen models."""
+    async def run_prompt(
+        self, prompt, models, max_tokens, sess: Session,
+        preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
+        top_p: float | str | None = None, repeats: int | None = None,
+    ) -> AsyncIterator[tuple]:  # fmt: skip
+        """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
         text = (prompt or "").strip()
         try:
@@ -338,13 +440,22 @@ class Playground:
             if len(text) > MAX_PROMPT_CHARS:
                 raise ValueError(f"The prompt is too long ({len(text):,} characters; at most {MAX_PROMPT_CHARS:,}).")
             specs = self._specs(models, sess)
+            params = self.params(max_tokens, preset, custom_system, temperature, top_p)
+            k = _repeats(repeats)
         except ValueError as exc:
             yield self.message_frame(sess, str(exc))
             return
-        async for frame in self._drive(sess, specs, [_custom_prompt(text)], [], max_tokens):
+        async for frame in self._drive(sess, specs, [_custom_prompt(text)], [], params, k):
             yield frame
 
-    async def _drive(self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str], max_tokens) -> AsyncIterator[tuple]:
+    async def _drive(
+        self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
+        params: GenerationParams | Any, repeats: int = 1,
+    ) -> AsyncIterator[tuple]:  # fmt: skip
+        """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
+        a bare max-tokens value for the default settings)."""
+        if not isinstance(params, GenerationParams):
+            params = self.params(params)
         if sess.running:  # a second run in the same tab replaces the first
             sess.cancel_task()
             sess.finish_run(stopped=True)
@@ -357,11 +468,12 @@ class Playground:
         config = RunConfig(
             models=tuple(specs),
             prompts=tuple(prompts),
-            params=self.params(max_tokens),
+            params=params,
             judge=self.judge,
             concurrency=max(16, min(64, len(specs) * 8)),
+            repeats=repeats,
         )
-        run = sess.begin_run(prompts, specs, notes, config.params)
+        run = sess.begin_run(prompts, specs, notes, config.params, repeats=config.repeats)
         changed = asyncio.Event()
 
         async def pump() -> None:
@@ -420,6 +532,60 @@ class Playground:
         if sess.run is not None and not sess.run.finished:
             sess.finish_run(stopped=True)
         return self.frame(sess, final=True)
+
+    # -- comparison -------------------------------------------------------------------
+
+    def compare_choices(self, a: str | None, b: str | None, sess: Session) -> tuple:
+        """Refresh the two variant pickers after a run; keep valid picks, else
+        A = the session's first variant and B = its newest other one."""
+        names = sess.variants() if isinstance(sess, Session) else []
+        labels = sess.labels if isinstance(sess, Session) else {}
+        choices = [(labels.get(v, v), v) for v in names]
+        a = a if a in names else (names[0] if names else None)
+        b = b if b in names and b != a else next((v for v in reversed(names) if v != a), None)
+        return gr.update(choices=choices, value=a), gr.update(choices=choices, value=b)
+
+    def compare(self, a: str | None, b: str | None, sess: Session) -> tuple[str, dict[str, Any]]:
+        """Two variants of the session side by side: the `compare` API endpoint.
+        Returns (HTML of the comparison view, the same as JSON)."""
+        from ..compare import CompareError, compare_variants
+
+        sess = sess if isinstance(sess, Session) else Session()
+        if not a or not b:
+            message = "Pick two variants (A and B) from this session's runs first."
+            return render.render_comparison(None, message), {"error": message}
+        try:
+            cmp = compare_variants(sess.effective_results(), str(a), str(b))
+        except CompareError as exc:
+            message = str(exc)
+            message = message[:1].upper() + message[1:]
+            return render.render_comparison(None, message), {"error": message}
+        payload = {
+            "a": cmp.name_a,
+            "b": cmp.name_b,
+            "summary": cmp.summary,
+            "kinds": [
+                {
+                    "kind": k.kind, "n": k.n, "rate_a": k.rate_a.rate, "rate_b": k.rate_b.rate,
+                    "refusals_a": k.rate_a.k, "answers_a": k.rate_a.n, "refusals_b": k.rate_b.k, "answers_b": k.rate_b.n,
+                    "change_points": round(100 * k.change, 2), "only_a_refused": k.b, "only_b_refused": k.c,
+                    "ties": k.ties, "p_value": k.p_value, "method": k.method, "significant": k.significant,
+                    "sentence": k.sentence,
+                }
+                for k in cmp.kinds.values()
+            ],
+            "rows": [
+                {
+                    "row_id": r.row_id, "kind": r.kind, "category": r.category, "prompt": r.prompt,
+                    "verdict_a": render.tally_text(r.a)[0], "verdict_b": render.tally_text(r.b)[0],
+                    "answer_a": r.answer_a, "answer_b": r.answer_b, "disagree": r.disagree,
+                }
+                for r in cmp.rows
+            ],
+            "only_a": cmp.only_a,
+            "only_b": cmp.only_b,
+        }
+        return render.render_comparison(cmp, labels=sess.labels), payload
 
     # -- overrides ------------------------------------------------------------------
 
@@ -489,13 +655,61 @@ class Playground:
     # -- layout -------------------------------------------------------------------------
 
     def build_generation_settings(self) -> dict[str, gr.components.Component]:
-        """The "Generation settings" accordion. Spot-check features (system prompt
-        presets, temperature, repeats) belong here as further controls."""
-        with gr.Accordion("Generation settings", open=False):
+        """The "Generation settings" accordion: how the model is asked. Every
+        setting is part of the cache key and of each result; a non-default
+        setting makes the model a separate variant (column label, scoreboard row)."""
+        with gr.Accordion("Generation settings", open=False, elem_id="gen_settings"):
+            preset = gr.Dropdown(
+                PRESET_CHOICES, value="none", label="System prompt", elem_id="system_preset",
+                info="A preset; shown by name in the grid and on the scoreboard.",
+            )  # fmt: skip
+            custom_system = gr.Textbox(
+                label="Custom system prompt (wins over the preset when not empty)", lines=2, max_lines=8,
+                elem_id="system_custom", placeholder="Shown as custom:<hash> in the grid and scoreboard.",
+            )  # fmt: skip
+            with gr.Row():
+                # Textboxes, not gr.Number: a rendered Number turns "empty" into 0, and
+                # temperature 0 / top_p 0 are real settings, not "the provider's default".
+                temperature = gr.Textbox(
+                    "", label="Temperature (0–2)", placeholder="empty = provider default", elem_id="temperature",
+                    max_lines=1,
+                )  # fmt: skip
+                top_p = gr.Textbox(
+                    "", label="top_p (0–1]", placeholder="empty = provider default", elem_id="top_p", max_lines=1
+                )
             max_tokens = gr.Slider(
                 32, 2048, value=DEFAULT_MAX_TOKENS, step=32, label="Max tokens per answer", elem_id="max_tokens"
             )
-        return {"max_tokens": max_tokens}
+            repeats = gr.Slider(
+                1, MAX_REPEATS, value=1, step=1, label="Repeats per prompt (verdict stability)", elem_id="repeats",
+                info="Ask every prompt k times; cells show how many of the k answers were refusals.",
+            )  # fmt: skip
+            hint = gr.Markdown("", elem_id="gen_hint")
+        for control in (repeats, temperature):
+            control.change(repeat_hint, [repeats, temperature], hint, api_name=False, show_progress="hidden")
+        return {
+            "preset": preset, "custom_system": custom_system, "temperature": temperature, "top_p": top_p,
+            "max_tokens": max_tokens, "repeats": repeats, "hint": hint,
+        }  # fmt: skip
+
+    def build_compare(self, state: gr.State) -> dict[str, gr.components.Component]:
+        """The comparison view: two session variants side by side (`compare` endpoint)."""
+        with gr.Accordion("Compare two variants (side-by-side diff, McNemar test)", open=False, elem_id="compare"):
+            gr.Markdown(
+                "Pick two models, or one model under two settings, from this session. Prompts where one "
+                "refused and the other answered come first, with both answers."
+            )
+            with gr.Row():
+                compare_a = gr.Dropdown(choices=[], value=None, label="A", elem_id="compare_a", scale=3)
+                compare_b = gr.Dropdown(choices=[], value=None, label="B", elem_id="compare_b", scale=3)
+                compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_run", scale=1)
+            comparison = gr.HTML(render.render_comparison(None), label="comparison", elem_id="comparison", js_on_load=None)
+            comparison_json = gr.JSON(visible=False, label="comparison data", elem_id="comparison_json")
+        compare_btn.click(
+            self.compare, [compare_a, compare_b, state], [comparison, comparison_json],
+            api_name="compare", concurrency_limit=None, show_progress="hidden",
+        )  # fmt: skip
+        return {"a": compare_a, "b": compare_b, "button": compare_btn, "html": comparison, "json": comparison_json}
 
     def build_add_models(self, models: gr.Dropdown, state: gr.State) -> None:
         with gr.Accordion("Add a model", open=False):
@@ -557,6 +771,10 @@ class Playground:
                         )  # fmt: skip
                         seed = gr.Number(value=0, precision=0, minimum=0, label="Seed", elem_id="seed", scale=1, min_width=90)
                         reroll = gr.Button("Re-roll", scale=0, min_width=70, elem_id="reroll", size="sm")
+                    focus = gr.Checkbox(
+                        False, label="Focus on prompts the session's models disagreed on", elem_id="focus",
+                        info="Draws those prompts first; the rest is the usual seeded sample.",
+                    )  # fmt: skip
                     gen = self.build_generation_settings()
                     with gr.Row():
                         run_btn = gr.Button("Run", variant="primary", elem_id="run")
@@ -581,6 +799,7 @@ class Playground:
                 with gr.Column(scale=2):
                     gr.Markdown("### On the paper's axes")
                     plot = gr.HTML(render.render_plot([], self.paper), label="plot", elem_id="plot", js_on_load=None)
+            cmp = self.build_compare(state)
             with gr.Row():
                 csv_btn = gr.DownloadButton("Download CSV", value=None, elem_id="download_csv")
                 jsonl_btn = gr.DownloadButton("Download JSONL", value=None, elem_id="download_jsonl")
@@ -600,9 +819,10 @@ class Playground:
                 gr.Markdown(_about_text())
 
             self.run_outputs = [progress, grid, scoreboard, plot, csv_btn, jsonl_btn, results_json, override_cell, state]
+            gen_inputs = [gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["repeats"]]
             run_event = run_btn.click(
                 self.run_setup,
-                [models, split, categories, n, seed, gen["max_tokens"], state],
+                [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus],
                 self.run_outputs,
                 api_name="run",
                 concurrency_limit=None,
@@ -610,16 +830,21 @@ class Playground:
             )
             prompt_event = prompt_btn.click(
                 self.run_prompt,
-                [custom_prompt, models, gen["max_tokens"], state],
+                [custom_prompt, models, gen["max_tokens"], state, *gen_inputs],
                 self.run_outputs,
                 api_name="run_prompt",
                 concurrency_limit=None,
                 show_progress="hidden",
             )
-            stop_btn.click(
+            stop_event = stop_btn.click(
                 self.stop, [state], self.run_outputs, cancels=[run_event, prompt_event],
                 api_name="stop", concurrency_limit=None, show_progress="hidden",
             )  # fmt: skip
+            for event in (run_event, prompt_event, stop_event):  # new variants become comparable
+                event.then(
+                    self.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],
+                    api_name=False, show_progress="hidden",
+                )  # fmt: skip
             override_outputs = self.run_outputs[1:]
             override_btn.click(
                 self.override, [override_cell, override_label, state], override_outputs,

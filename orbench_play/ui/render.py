@@ -106,9 +106,11 @@ def badge(cell: CellView, override: str | None = None) -> str:
     else:
         text = "stopped" if cell.stopped else VERDICT_TEXT.get(label, label)
     title = f"verdict: {label}" + (f" (source: {source})" if source else "")
+    variant = cell.variant or cell.model
     return (
         f'<span class="verdict v-{attr(label)}" data-verdict="{attr(label)}" '
-        f'data-model="{attr(cell.model)}" data-row="{attr(cell.row_id)}" '
+        f'data-model="{attr(cell.model)}" data-variant="{attr(variant)}" data-row="{attr(cell.row_id)}" '
+        f'data-repeat="{int(cell.repeat)}" '
         f'data-source="{attr(source)}"{provisional} title="{attr(title)}">{safe_text(text)}</span>'
     )
 
@@ -136,7 +138,9 @@ def cell_meta(cell: CellView) -> str:
     return f'<div class="meta">{meta}</div>'
 
 
-def render_cell(cell: CellView, override: str | None = None) -> str:
+def _answer(cell: CellView, override: str | None = None) -> tuple[str, str]:
+    """(inner HTML, state) of one answer: verdict badge (with the override menu
+    once final), meta line, message, and the escaped answer text."""
     label = cell.final_label()
     head = badge(cell, override)
     if label in OVERRIDE_LABELS and not cell.stopped:
@@ -162,14 +166,64 @@ def render_cell(cell: CellView, override: str | None = None) -> str:
     )
     body = f'<div class="resp">{safe_text(shown)}{more}</div>' if text else ""
     state = "done" if label != "pending" else ("stopped" if cell.stopped else "live")
+    return f'<div class="cell-head">{head}</div>{cell_meta(cell)}{message}{body}', state
+
+
+def render_cell(cell: CellView, override: str | None = None) -> str:
+    inner, state = _answer(cell, override)
+    return f'<td class="cell cell-{state}" data-cell="{attr(cell.cell_id)}">{inner}</td>'
+
+
+def repeat_tally(cells: Sequence[CellView], overrides: dict[str, str] | None = None):
+    """`stability.Tally` of the finished answers among `cells` (overrides applied)."""
+    from dataclasses import replace
+
+    from ..stability import Tally, tally
+
+    overrides = overrides or {}
+    results = []
+    for c in cells:
+        if c.result is None or c.stopped:
+            continue
+        label = overrides.get(c.result.cell_id)
+        results.append(replace(c.result, verdict=label) if label and c.result.verdict in OVERRIDE_LABELS else c.result)
+    if not results:
+        return Tally()
+    return tally(results, key=lambda r: "")[("", cells[0].row_id)]
+
+
+def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None = None) -> str:
+    """One (prompt, model) cell asked k times: a "k/n refused" badge, then the
+    k answers stacked as #1, #2, … (each with its own contract `.verdict`)."""
+    overrides = overrides or {}
+    t = repeat_tally(cells, overrides)
+    pending = sum(1 for c in cells if c.final_label() == "pending")
+    flipped = " stab-flip" if t.flipped else ""
+    text = t.label() if t.answers else ("error" if not pending else "waiting")
+    if pending and t.answers:
+        text += f" · {pending} to go"
+    parts = [
+        (
+            f'<div class="stab-head"><span class="stab{flipped}" data-refusals="{t.refusals}" '
+            f'data-answers="{t.answers}" data-repeats="{len(cells)}" '
+            f'title="refusals of the answers with a verdict (errors not counted)">{safe_text(text)}</span></div>'
+        )
+    ]
+    states = set()
+    for i, c in enumerate(cells, start=1):
+        inner, state = _answer(c, overrides.get(c.cell_id))
+        states.add(state)
+        parts.append(f'<div class="rep rep-{state}" data-repeat="{i - 1}"><span class="rep-n">#{i}</span>{inner}</div>')
+    state = "live" if "live" in states else ("stopped" if "stopped" in states else "done")
     return (
-        f'<td class="cell cell-{state}" data-cell="{attr(cell.cell_id)}">'
-        f'<div class="cell-head">{head}</div>{cell_meta(cell)}{message}{body}</td>'
+        f'<td class="cell cell-rep cell-{state}" data-cell="{attr(cells[0].cell_id)}" data-k="{len(cells)}">'
+        f'{"".join(parts)}</td>'
     )
 
 
 def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) -> str:
-    """One row per prompt (text and category), one column per model."""
+    """One row per prompt (text and category), one column per model (labelled
+    with its variant name); with repeats each cell stacks its k answers."""
     overrides = overrides or {}
     if run is None or not run.prompts:
         return (
@@ -177,22 +231,28 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) ->
             "<b>Run</b>: every answer streams into this grid, one column per model.</div>"
         )
     head = "".join(
-        f'<th class="model-col" data-model="{attr(name)}" title="{attr(name)}">{safe_text(label)}</th>'
+        f'<th class="model-col" data-model="{attr(name)}" data-variant="{attr(run.variants.get(name, name))}" '
+        f'title="{attr(label)}">{safe_text(label)}</th>'
         for name, label in run.model_labels
     )
     rows = []
     for prompt in run.prompts:
-        cells = "".join(
-            render_cell(run.cells[cid], overrides.get(run.cells[cid].cell_id)) for cid in run.row_cells(prompt.row_id)
-        )
+        cells = []
+        for group in run.groups(prompt.row_id):
+            views = [run.cells[cid] for cid in group]
+            if len(views) == 1:
+                cells.append(render_cell(views[0], overrides.get(views[0].cell_id)))
+            else:
+                cells.append(render_repeats(views, overrides))
         rows.append(
             f'<tr data-row="{attr(prompt.row_id)}"><th class="prompt" scope="row">'
             f'<span class="cat">{safe_text(prompt.category)}</span>'
             f'<span class="rid">{safe_text(prompt.row_id)}</span>'
-            f'<div class="ptext">{safe_text(prompt.text)}</div></th>{cells}</tr>'
+            f'<div class="ptext">{safe_text(prompt.text)}</div></th>{"".join(cells)}</tr>'
         )
+    k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
     return (
-        f'<div class="grid-wrap"><table class="grid" data-run="{run.number}">'
+        f'<div class="grid-wrap"><table class="grid" data-run="{run.number}"{k}>'
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table></div>'
     )
@@ -247,15 +307,27 @@ def _heat(pct: float | None) -> str:
     return f"background:rgba(220,38,38,{alpha:.2f})"
 
 
-def render_scoreboard(scores: Sequence[ModelScore], labels: dict[str, str] | None = None, *, note: str = "") -> str:
-    """Per model: over-refusal, toxic refusal, mini-score, each with its 95%
-    interval and counts; then a per-category heat map of refusal rates."""
+def render_scoreboard(
+    scores: Sequence[ModelScore],
+    labels: dict[str, str] | None = None,
+    *,
+    note: str = "",
+    models: dict[str, str] | None = None,
+) -> str:
+    """Per variant (model × settings): over-refusal, toxic refusal, mini-score,
+    each with its 95% interval and counts; a flip-rate column when some prompt
+    was asked more than once; then a per-category heat map of refusal rates.
+
+    `labels` maps a score's key to its shown name, `models` maps it to the
+    model name (the rows' `data-model`; the key itself is `data-variant`)."""
     labels = labels or {}
+    models = models or {}
     if not scores:
         return (
             '<div class="sb-empty">The session scoreboard fills in as cells finish. '
             "It accumulates over every run in this browser session.</div>"
         )
+    flips = any(s.flip_rate is not None for s in scores)
     rows = []
     for s in scores:
         mini = '<td class="na">–</td>'
@@ -264,23 +336,45 @@ def render_scoreboard(scores: Sequence[ModelScore], labels: dict[str, str] | Non
                 f'<td><b>{100 * s.mini_score:.1f}%</b> <span class="ci">'
                 f"[{100 * (s.mini_low or 0):.1f}–{100 * (s.mini_high or 0):.1f}]</span></td>"
             )
+        flip = ""
+        if flips:
+            flip = (
+                _rate_cell(s.flip_rate).replace("<td>", f'<td class="flip" data-k="{s.max_repeats}">', 1)
+                if s.flip_rate is not None
+                else '<td class="flip na">–</td>'
+            )
         rows.append(
-            f'<tr data-model="{attr(s.model)}"><th scope="row" title="{attr(s.model)}">{safe_text(labels.get(s.model, s.model))}</th>'
-            f"{_rate_cell(s.over_refusal)}{_rate_cell(s.toxic_refusal)}{mini}"
+            f'<tr data-model="{attr(models.get(s.model, s.model))}" data-variant="{attr(s.model)}">'
+            f'<th scope="row" title="{attr(s.model)}">{safe_text(labels.get(s.model, s.model))}</th>'
+            f"{_rate_cell(s.over_refusal)}{_rate_cell(s.toxic_refusal)}{mini}{flip}"
             f"<td>{s.answered}</td><td>{s.errors}</td></tr>"
         )
+    flip_head = (
+        '<th title="prompts whose repeated answers were not all refusals or all answers, '
+        'of the prompts asked at least twice">Flip rate ↓</th>'
+        if flips
+        else ""
+    )
     table = (
-        '<table class="sb"><thead><tr><th>Model</th>'
+        '<table class="sb"><thead><tr><th>Model (variant)</th>'
         '<th title="refusals (direct + indirect) on benign prompts (hard-1k, 80k)">Over-refusal ↓</th>'
         '<th title="refusals on toxic prompts">Toxic refusal ↑</th>'
         '<th title="mean of (1 − over-refusal) and toxic refusal">Mini-score ↑</th>'
-        '<th title="cells with a verdict">Scored</th><th title="cells that failed (not scored)">Errors</th>'
+        f"{flip_head}"
+        '<th title="answers with a verdict">Scored</th><th title="answers that failed (not scored)">Errors</th>'
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
     heat = render_category_heatmap(scores, labels)
+    repeat_note = (
+        " With repeats every answer is a trial in the rates; the flip rate counts prompts, not answers."
+        if flips
+        else ""
+    )
     foot = (
         '<div class="sb-foot">Rates with Wilson 95% intervals [low–high] and counts (refusals/scored). '
-        "User overrides count; errors and stopped cells do not."
+        "User overrides count; errors and stopped cells do not. One row per model and setting "
+        "(system prompt, temperature, …)."
+        + repeat_note
         + (f" {safe_text(note)}" if note else "")
         + "</div>"
     )
@@ -340,8 +434,9 @@ def render_plot(
     scores: Sequence[ModelScore],
     paper: Iterable[tuple[str, float, float]] = (),
     labels: dict[str, str] | None = None,
+    models: dict[str, str] | None = None,
 ) -> str:
-    """Session models on the paper's axes (x: over-refusal on benign prompts,
+    """Session models (one point per variant) on the paper's axes (x: over-refusal on benign prompts,
     y: refusal on toxic prompts), with Wilson interval bars, beside the paper's
     reference models (grey). A model with only one kind of prompt is drawn as a
     dashed line with its interval band on the axis it has."""
@@ -383,7 +478,7 @@ def render_plot(
             + f", toxic refusal {fmt_pct(t.rate) if has_t else '–'}"
             + (f" [{100 * t.low:.0f}–{100 * t.high:.0f}] n={t.n}" if has_t else "")
         )
-        g = [f'<g class="session-pt" data-model="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>']
+        g = [f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>']
         if has_o and has_t:
             cx, cy = _x(100 * o.rate), _y(100 * t.rate)
             g.append(
@@ -421,6 +516,127 @@ def render_plot(
         f'<div class="plot-inner"><svg class="orplot" viewBox="0 0 {_W} {_H}" role="img" '
         f'aria-label="Session models and paper models on over-refusal vs toxic refusal axes">{"".join(parts)}</svg>'
         f'<div class="legend">{" &nbsp; ".join(legend)}</div><div class="caption">{caption}</div></div>'
+    )
+
+
+# --- the comparison view ------------------------------------------------------------------
+
+MAX_COMPARE_ROWS = 200
+"""Rows shown in the side-by-side table (disagreements come first)."""
+MAX_COMPARE_CHARS = 1500
+
+
+def tally_text(t: Any) -> tuple[str, str]:
+    """(text, css kind) for one side's verdict on a prompt: a label, or `2/3 refused`."""
+    if t.answers == 0:
+        return "error", "error"
+    if t.answers == 1:
+        return ("refusal", "refusal") if t.refusals else ("answer", "answer")
+    kind = "refusal" if t.majority == "refusal" else "answer" if t.majority == "answer" else "split"
+    return t.label(), kind
+
+
+def _clip(text: str, limit: int = MAX_COMPARE_CHARS) -> str:
+    text = text or ""
+    if len(text) <= limit:
+        return safe_text(text)
+    return safe_text(text[:limit]) + f'<span class="more"> … (+{len(text) - limit:,} characters)</span>'
+
+
+def render_comparison(comparison: Any | None, message: str = "", labels: dict[str, str] | None = None) -> str:
+    """Two variants side by side (a `compare.Comparison`): the plain-language
+    summary, the per-kind table (rates over all answers, change, McNemar), then
+    every paired prompt with both answers, disagreements first. All text escaped."""
+    if comparison is None:
+        text = message or (
+            "Run at least two models, or one model under two settings (e.g. system prompt "
+            "<i>none</i> and <i>safety</i>), then pick them here and press <b>Compare</b>."
+        )
+        body = safe_text(message) if message else text
+        return f'<div class="cmp-empty">{body}</div>'
+    from ..compare import fmt_p
+
+    labels = labels or {}
+    a, b = comparison.name_a, comparison.name_b
+    shown_a, shown_b = labels.get(a, a), labels.get(b, b)
+    sentences = "".join(f'<p class="cmp-sentence">{safe_text(x)}</p>' for x in comparison.sentences) or (
+        f'<p class="cmp-sentence">{safe_text(comparison.summary)}</p>'
+    )
+    notes = []
+    ties = sum(k.ties for k in comparison.kinds.values())
+    if ties:
+        notes.append(f"{ties} prompt(s) with a tied majority over repeats were left out of the test.")
+    if comparison.only_a or comparison.only_b:
+        notes.append(
+            f"Unpaired prompts (no counted answer from the other): A {comparison.only_a}, B {comparison.only_b}."
+        )
+    note_html = "".join(f'<p class="cmp-note">{safe_text(n)}</p>' for n in notes)
+    rows = []
+    for k in comparison.kinds.values():
+        sig = "yes" if k.significant else "no"
+        rows.append(
+            f'<tr data-kind="{attr(k.kind)}" data-significant="{sig}"><th scope="row">{safe_text(k.kind)}</th>'
+            f"<td>{k.n}</td>"
+            f'<td>{100 * k.rate_a.rate:.1f}% <span class="cnt">{k.rate_a.k}/{k.rate_a.n}</span></td>'
+            f'<td>{100 * k.rate_b.rate:.1f}% <span class="cnt">{k.rate_b.k}/{k.rate_b.n}</span></td>'
+            f"<td><b>{100 * k.change:+.1f} pts</b></td><td>{k.b} / {k.c}</td>"
+            f"<td>{safe_text(fmt_p(k.p_value))} <span class=\"cnt\">{safe_text(k.method)}</span></td>"
+            f'<td class="sig-{sig}">{sig}</td></tr>'
+        )
+    table = (
+        '<table class="cmp-sum"><thead><tr><th>Prompts</th>'
+        '<th title="paired prompts in the test">n</th>'
+        f"<th>A refuses</th><th>B refuses</th>"
+        '<th title="B − A, percentage points">Change</th>'
+        '<th title="prompts refused by A only / by B only (the discordant pairs)">Only A / only B refused</th>'
+        '<th title="two-sided; exact binomial below 25 discordant pairs">McNemar</th>'
+        '<th title="p &lt; 0.05">Significant</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        if rows
+        else ""
+    )
+    diff_rows = []
+    for i, r in enumerate(comparison.rows[:MAX_COMPARE_ROWS], start=1):
+        va, ka = tally_text(r.a)
+        vb, kb = tally_text(r.b)
+        status = "disagree" if r.disagree else ("unsettled" if r.unsettled else "agree")
+        diff_rows.append(
+            f'<tr class="cmp-{status}" data-row="{attr(r.row_id)}" data-status="{status}">'
+            f'<td class="num">{i}</td>'
+            f'<td class="cmp-prompt"><span class="cat">{safe_text(r.category)}</span>'
+            f'<span class="rid">{safe_text(r.row_id)}</span><div class="ptext">{safe_text(r.prompt)}</div></td>'
+            f'<td class="cmp-v" data-side="a"><span class="cv cv-{ka}">{safe_text(va)}</span>'
+            f'<div class="resp">{_clip(r.answer_a)}</div></td>'
+            f'<td class="cmp-v" data-side="b"><span class="cv cv-{kb}">{safe_text(vb)}</span>'
+            f'<div class="resp">{_clip(r.answer_b)}</div></td></tr>'
+        )
+    n_dis = len(comparison.disagreements)
+    more = len(comparison.rows) - MAX_COMPARE_ROWS
+    caption = (
+        f"{n_dis} of {len(comparison.rows)} paired prompts where one refused and the other answered"
+        + (" (listed first)" if n_dis else "")
+        + (f"; {more} more rows in the export" if more > 0 else "")
+        + "."
+    )
+    diff = (
+        f'<div class="cmp-caption">{safe_text(caption)}</div>'
+        '<div class="cmp-wrap"><table class="cmp-diff"><thead><tr><th>#</th><th>Prompt</th>'
+        f'<th>A: {safe_text(shown_a)}</th><th>B: {safe_text(shown_b)}</th></tr></thead>'
+        f'<tbody>{"".join(diff_rows)}</tbody></table></div>'
+        if diff_rows
+        else ""
+    )
+    head = (
+        f'<div class="cmp-names"><span class="cmp-tag">A</span> {safe_text(shown_a)} '
+        f'&nbsp; <span class="cmp-tag">B</span> {safe_text(shown_b)}</div>'
+    )
+    foot = (
+        '<div class="cmp-foot">Rates over all answers on the paired prompts (repeats are trials); '
+        "McNemar's test on per-prompt majority verdicts, benign and toxic prompts separately.</div>"
+    )
+    return (
+        f'<div class="cmp" data-a="{attr(a)}" data-b="{attr(b)}" data-disagreements="{n_dis}">'
+        f'{head}<div class="cmp-summary">{sentences}{note_html}</div>{table}{foot}{diff}</div>'
     )
 
 
@@ -486,4 +702,33 @@ CSS = """
 #plot .session-pt .pt-label{font-weight:600}
 #plot .legend{font-size:12px}#plot .lg.paper{color:#9ca3af}
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
+#grid .cell-rep .rep{border-top:1px dashed var(--border-color-primary);padding-top:3px;margin-top:3px}
+#grid .cell-rep .rep-n{font-size:11px;font-weight:700;color:var(--body-text-color-subdued);margin-right:4px;float:left}
+#grid .cell-rep .resp{max-height:6em}
+#grid .stab{display:inline-block;font-size:12px;font-weight:700;padding:1px 8px;border-radius:10px;background:#e0e7ff;color:#3730a3}
+#grid .stab.stab-flip{background:#fde68a;color:#78350f}
+#scoreboard td.flip{background:rgba(253,230,138,.25)}
+#comparison .cmp-empty{color:var(--body-text-color-subdued);padding:8px}
+#comparison .cmp-names{font-weight:600;margin-bottom:4px}
+#comparison .cmp-tag{display:inline-block;font-size:11px;padding:0 6px;border-radius:6px;background:var(--neutral-200);color:var(--neutral-800)}
+#comparison .cmp-sentence{font-size:15px;font-weight:600;margin:4px 0}
+#comparison .cmp-note,#comparison .cmp-foot,#comparison .cmp-caption{font-size:12px;color:var(--body-text-color-subdued);margin:2px 0}
+#comparison table{border-collapse:collapse;font-size:13px;margin:6px 0}
+#comparison th,#comparison td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;vertical-align:top}
+#comparison .cnt{font-size:11px;color:var(--body-text-color-subdued)}
+#comparison .sig-yes{font-weight:700;color:#991b1b}
+#comparison .cmp-wrap{max-height:70vh;overflow:auto}
+#comparison table.cmp-diff{width:100%;table-layout:fixed}
+#comparison table.cmp-diff th:first-child{width:32px}
+#comparison table.cmp-diff .cmp-prompt{width:30%}
+#comparison tr.cmp-disagree td{background:rgba(254,243,199,.45)}
+#comparison .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
+#comparison .rid{font-size:11px;color:var(--body-text-color-subdued)}
+#comparison .ptext,#comparison .resp{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
+#comparison .resp{max-height:10em;overflow-y:auto;margin-top:3px}
+#comparison .cv{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e5e7eb;color:#374151}
+#comparison .cv-answer{background:#dcfce7;color:#166534}
+#comparison .cv-refusal{background:#fee2e2;color:#991b1b}
+#comparison .cv-split{background:#fde68a;color:#78350f}
+#gen_hint{font-size:12px;color:#b45309}
 """

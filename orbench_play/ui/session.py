@@ -15,7 +15,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, Verdict, cell_id, variant_tag
+from ..prompts import variant_name, variant_of
+from ..types import (
+    CellEvent,
+    CellResult,
+    GenerationParams,
+    ModelSpec,
+    Prompt,
+    Verdict,
+    cell_id,
+    variant_tag,
+)
 
 OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
 STOPPED = "Stopped"
@@ -28,6 +38,9 @@ class CellView:
     cell_id: str
     row_id: str
     model: str
+    repeat: int = 0
+    variant: str = ""
+    """The variant name (`prompts.variant_name`): the model under this run's settings."""
     started: bool = False
     text: str = ""
     provisional: Verdict | None = None
@@ -56,34 +69,44 @@ class RunView:
     number: int
     prompts: list[Prompt]
     model_labels: list[tuple[str, str]]
-    """(name, display label) per column, in column order."""
+    """(name, display label) per column, in column order (the label names the variant)."""
     cells: dict[str, CellView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     status: str = ""
     tag: str = ""
     """The engine's variant tag for these generation settings (part of every cell id)."""
+    repeats: int = 1
+    """Answers per (prompt, model): k cells each, repeat 0 … k-1."""
+    variants: dict[str, str] = field(default_factory=dict)
+    """model name → variant name under this run's settings."""
     started_at: float = field(default_factory=time.monotonic)
     ended_at: float | None = None
     finished: bool = False
     stopped: bool = False
 
     def __post_init__(self) -> None:
+        self.repeats = max(1, int(self.repeats))
         if not self.cells:
             for p in self.prompts:
                 for name, _ in self.model_labels:
-                    cid = cell_id(p.row_id, name, 0, self.tag)
-                    self.cells[cid] = CellView(cid, p.row_id, name)
+                    for k in range(self.repeats):
+                        cid = cell_id(p.row_id, name, k, self.tag)
+                        self.cells[cid] = CellView(cid, p.row_id, name, k, self.variants.get(name, name))
+
+    def groups(self, row_id: str) -> list[list[str]]:
+        """The cell ids of one prompt row: per model (column order), its repeats in order."""
+        return [[cell_id(row_id, name, k, self.tag) for k in range(self.repeats)] for name, _ in self.model_labels]
 
     def row_cells(self, row_id: str) -> list[str]:
-        return [cell_id(row_id, name, 0, self.tag) for name, _ in self.model_labels]
+        return [cid for group in self.groups(row_id) for cid in group]
 
     def find(self, row_id: str, model: str, repeat: int = 0) -> CellView | None:
         """Fallback lookup should the engine's id scheme ever differ from ours."""
-        if repeat:
-            return None
-        cell = self.cells.get(cell_id(row_id, model, 0, self.tag))
+        cell = self.cells.get(cell_id(row_id, model, repeat, self.tag))
         if cell is None:
-            cell = next((c for c in self.cells.values() if c.row_id == row_id and c.model == model), None)
+            cell = next(
+                (c for c in self.cells.values() if c.row_id == row_id and c.model == model and c.repeat == repeat), None
+            )
         return cell
 
     def total(self) -> int:
@@ -134,16 +157,28 @@ class Session:
         models: list[ModelSpec],
         notes: list[str] | None = None,
         params: GenerationParams | None = None,
+        repeats: int = 1,
     ) -> RunView:
         """Start the live view of a run. `params` must be the run's generation
-        settings: they decide the cell ids the engine's events will carry."""
+        settings: they decide the cell ids the engine's events will carry.
+
+        Columns are labelled with the variant name (model display name plus
+        the system prompt and non-default settings), and `labels` maps each
+        variant name (the scoreboard's row key) to that label too."""
         self.runs += 1
+        params = params or GenerationParams()
+        pid, pjson = params.system_prompt_id, params.params_json()
+        columns, variants = [], {}
         for m in models:
             self.labels[m.name] = m.display
-        params = params or GenerationParams()
-        tag = variant_tag(params.system_prompt_id, params.params_json())
+            variant = variant_name(m.name, pid, pjson)
+            label = variant_name(m.display, pid, pjson)
+            self.labels[variant] = label
+            variants[m.name] = variant
+            columns.append((m.name, label))
+        tag = variant_tag(pid, pjson)
         self.run = RunView(
-            self.runs, list(prompts), [(m.name, m.display) for m in models], notes=list(notes or []), tag=tag
+            self.runs, list(prompts), columns, notes=list(notes or []), tag=tag, repeats=repeats, variants=variants
         )
         return self.run
 
@@ -243,8 +278,20 @@ class Session:
             r = self.results[cid]
             if r.error or r.verdict not in OVERRIDABLE:
                 continue
-            out.append((f"{r.row_id} · {self.labels.get(r.model, r.model)}", cid))
+            variant = variant_of(r)
+            label = f"{r.row_id} · {self.labels.get(variant, self.labels.get(r.model, r.model))}"
+            out.append((label + (f" #{r.repeat + 1}" if r.repeat else ""), cid))
         return out
+
+    # -- variants -------------------------------------------------------------------
+
+    def variants(self) -> list[str]:
+        """The session's variant names (model × settings), in order of first result."""
+        return list(dict.fromkeys(variant_of(r) for r in self.effective_results()))
+
+    def variant_models(self) -> dict[str, str]:
+        """variant name → model name, for the session's results."""
+        return {variant_of(r): r.model for r in self.effective_results()}
 
     # -- files ----------------------------------------------------------------------
 
