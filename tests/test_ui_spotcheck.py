@@ -341,3 +341,42 @@ def test_browser_safety_preset_then_compare(browser, app_url):
         page.locator("#compare").screenshot(path=str(ARTIFACTS / "spotcheck-compare.png"))
     finally:
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(os.environ.get("ORBENCH_DOCS_SCREENSHOTS") != "1", reason="set ORBENCH_DOCS_SCREENSHOTS=1 to refresh")
+def test_docs_screenshots(browser, app_url):
+    """Refresh docs/playground.png (a finished run) and docs/spotcheck.png (the comparison view).
+
+    ORBENCH_DOCS_SCREENSHOTS=1 .venv/bin/python -m pytest tests/test_ui_spotcheck.py -k docs_screenshots
+    """
+    query = "?models=bot,fake-answer,fake-refuse&split=hard-1k&categories=all&n=1&seed=0"
+    context, page, errors = open_page(browser, app_url, query)
+    try:
+        page.click("#run button, button#run")
+        for name in MODELS:
+            page.wait_for_function(ALL_FINAL, arg=name, timeout=60_000)
+        page.wait_for_selector("#scoreboard tr[data-variant='fake-refuse']")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(DOCS / "playground.png"))
+    finally:
+        context.close()
+    context, page, errors = open_page(browser, app_url, "?models=bot&split=hard-1k&categories=all&n=1&seed=0")
+    try:
+        page.click("#run button, button#run")
+        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
+        page.click("#gen_settings button.label-wrap, #gen_settings > button")
+        choose(page, "system_preset", "safety —")
+        page.click("#run button, button#run")
+        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        page.click("#compare button.label-wrap, #compare > button")
+        page.wait_for_function("() => document.querySelector('#compare_b input')?.value === 'bot · safety'")
+        page.click("#compare_run")
+        page.wait_for_selector("#comparison .cmp", timeout=20_000)
+        page.locator("#compare").scroll_into_view_if_needed()
+        page.locator("#compare").screenshot(path=str(DOCS / "spotcheck.png"))
+        assert errors == []
+    finally:
+        context.close()
+    for name in ("playground.png", "spotcheck.png"):
+        assert (DOCS / name).stat().st_size < 400_000, name
