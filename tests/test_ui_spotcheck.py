@@ -310,6 +310,21 @@ def choose(page, elem_id: str, text: str) -> None:
     page.locator(f"#{elem_id} li[role=option]", has_text=text).first.click()
 
 
+def test_run_and_compare_endpoints_through_gradio_client(app_url):
+    """The API form of the spot-check: settings by keyword on /run, then /compare."""
+    from gradio_client import Client
+
+    c = Client(app_url, verbose=False)
+    c.predict(["bot"], "hard-1k", ["privacy", "illegal"], 2, 5, 512, api_name="/run")
+    out = c.predict(["bot"], "hard-1k", ["privacy", "illegal"], 2, 5, 512, preset="safety", api_name="/run")
+    assert {r["system_prompt_id"] for r in out[6]["run"]["results"]} == {"safety"}
+    view, payload = c.predict("bot", SAFETY, api_name="/compare")
+    assert payload["a"] == "bot" and payload["b"] == SAFETY and len(payload["rows"]) == 4
+    assert all(r["disagree"] for r in payload["rows"]) and "cmp-disagree" in view
+    assert payload["kinds"][0]["p_value"] == pytest.approx(2 / 16) and not payload["kinds"][0]["significant"]
+    assert "No significant difference on benign prompts at n=4" in payload["summary"]
+
+
 @pytest.mark.browser
 def test_browser_safety_preset_then_compare(browser, app_url):
     """Run `bot` without and with the safety preset (set in the page), then compare the two."""

@@ -700,8 +700,9 @@ class Playground:
                 "refused and the other answered come first, with both answers."
             )
             with gr.Row():
-                compare_a = gr.Dropdown(choices=[], value=None, label="A", elem_id="compare_a", scale=3)
-                compare_b = gr.Dropdown(choices=[], value=None, label="B", elem_id="compare_b", scale=3)
+                # Custom values: API callers name variants directly (`compare` checks them).
+                compare_a = gr.Dropdown(choices=[], value=None, label="A", elem_id="compare_a", scale=3, allow_custom_value=True)
+                compare_b = gr.Dropdown(choices=[], value=None, label="B", elem_id="compare_b", scale=3, allow_custom_value=True)
                 compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_run", scale=1)
             comparison = gr.HTML(render.render_comparison(None), label="comparison", elem_id="comparison", js_on_load=None)
             comparison_json = gr.JSON(visible=False, label="comparison data", elem_id="comparison_json")

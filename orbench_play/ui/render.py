@@ -708,6 +708,7 @@ CSS = """
 #grid .stab{display:inline-block;font-size:12px;font-weight:700;padding:1px 8px;border-radius:10px;background:#e0e7ff;color:#3730a3}
 #grid .stab.stab-flip{background:#fde68a;color:#78350f}
 #scoreboard td.flip{background:rgba(253,230,138,.25)}
+#scoreboard table.sb thead th{overflow-wrap:normal}
 #comparison .cmp-empty{color:var(--body-text-color-subdued);padding:8px}
 #comparison .cmp-names{font-weight:600;margin-bottom:4px}
 #comparison .cmp-tag{display:inline-block;font-size:11px;padding:0 6px;border-radius:6px;background:var(--neutral-200);color:var(--neutral-800)}
