@@ -30,7 +30,7 @@ from typing import Any
 
 import gradio as gr
 
-from .. import data
+from .. import data, guards
 from ..models import Catalog, CatalogError, custom_endpoint, load_catalog
 from ..prompts import (
     PRESET_DESCRIPTIONS,
@@ -437,8 +437,10 @@ class Playground:
         try:
             if not text:
                 raise ValueError("Type a prompt first.")
-            if len(text) > MAX_PROMPT_CHARS:
-                raise ValueError(f"The prompt is too long ({len(text):,} characters; at most {MAX_PROMPT_CHARS:,}).")
+            try:
+                text = guards.check_custom_prompt(text)
+            except guards.GuardError as exc:
+                raise ValueError(str(exc)) from None
             specs = self._specs(models, sess)
             params = self.params(max_tokens, preset, custom_system, temperature, top_p)
             k = _repeats(repeats)
@@ -456,6 +458,15 @@ class Playground:
         a bare max-tokens value for the default settings)."""
         if not isinstance(params, GenerationParams):
             params = self.params(params)
+        if guards.public_mode():
+            try:  # DNS look-ups for custom endpoints: off the event loop
+                await asyncio.to_thread(guards.check_models, specs)
+                sess.limits().check_run(
+                    len(prompts) * len(specs) * max(1, repeats), exempt=all(s.owner_configured for s in specs)
+                )
+            except guards.GuardError as exc:
+                yield self.message_frame(sess, str(exc))
+                return
         if sess.running:  # a second run in the same tab replaces the first
             sess.cancel_task()
             sess.finish_run(stopped=True)
@@ -632,6 +643,11 @@ class Playground:
         if len(current) >= MAX_MODELS and name not in current:
             gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
             return gr.update(), text
+        try:
+            guards.check_model(self.resolve(name, sess))
+        except (guards.GuardError, CatalogError) as exc:
+            gr.Warning(str(exc))
+            return gr.update(), text
         if name not in current:
             current.append(name)
         return gr.update(choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current), ""
@@ -640,7 +656,8 @@ class Playground:
         current = list(models or [])
         try:
             spec = custom_endpoint(base_url, model_id, api_key or None)
-        except CatalogError as exc:
+            guards.check_model(spec)  # public mode: no loopback, private or metadata addresses
+        except (CatalogError, guards.GuardError) as exc:
             gr.Warning(str(exc))
             return gr.update(), sess
         if len(current) >= MAX_MODELS and spec.name not in current:

@@ -147,9 +147,19 @@ class Session:
     """Bumped whenever results or overrides change (to skip needless re-scoring)."""
     task: Any = None
     """The asyncio task pumping engine events into this session, while a run is live."""
+    limiter: Any = None
+    """This visitor's public-mode run limits (a guards.SessionLimiter), made on first use."""
     _tmpdir: str | None = None
 
     # -- runs -----------------------------------------------------------------------
+
+    def limits(self):
+        """The per-session caps on cells per run and runs per minute (public mode)."""
+        if self.limiter is None:
+            from ..guards import SessionLimiter
+
+            self.limiter = SessionLimiter()
+        return self.limiter
 
     def begin_run(
         self,

@@ -1,0 +1,77 @@
+"""Public mode in the playground: the guards from guards.py hold at the UI's door."""
+
+from __future__ import annotations
+
+import pytest
+
+from orbench_play.models import custom_endpoint, load_catalog
+from orbench_play.ui.session import new_session
+
+
+@pytest.fixture
+def playground(fake, tmp_path):
+    from orbench_play.ui.layout import Playground
+
+    config = tmp_path / "models.yaml"
+    config.write_text(
+        f"model_list:\n  - model_name: owner-answer\n    litellm_params: {{model: openai/answer, api_base: '{fake.base_url}', api_key: sk-fake}}\n",
+        encoding="utf-8",
+    )
+    return Playground(load_catalog(config, include_local=False))
+
+
+async def drain(agen) -> list[tuple]:
+    return [frame async for frame in agen]
+
+
+async def test_visitor_endpoint_on_loopback_is_refused_in_public_mode(playground, fake, monkeypatch):
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    s = new_session()
+    visitor = custom_endpoint(fake.base_url, "answer", "sk-visitor")
+    s.extra_models[visitor.name] = visitor  # as if added before public mode was on
+    frames = await drain(playground.run_prompt("Is this allowed?", [visitor.name], 64, s))
+    assert len(frames) == 1 and "loopback" in frames[0][0].lower()
+    assert fake.request_count() == 0
+    # The owner's model on the same address is exempt.
+    frames = await drain(playground.run_prompt("Is this allowed?", ["owner-answer"], 64, s))
+    assert frames[-1][6]["run"]["results"][0]["verdict"] == "direct_answer"
+    assert fake.request_count() == 1
+
+
+async def test_free_text_model_strings_need_an_allowed_provider(playground, monkeypatch):
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    s = new_session()
+    frames = await drain(playground.run_prompt("hi", ["ollama/llama3"], 64, s))
+    assert len(frames) == 1 and "not available in the public demo" in frames[0][0]
+
+
+async def test_per_session_limits_in_public_mode(playground, fake, monkeypatch):
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    monkeypatch.setenv("ORBENCH_MAX_CELLS", "4")
+    monkeypatch.setenv("ORBENCH_RUNS_PER_MINUTE", "2")
+    s = new_session()
+    frames = await drain(playground.run_setup(["groq/llama-3.1-8b-instant"], "hard-1k", [], 1, 0, 64, s))
+    assert "allows 4 per run" in frames[-1][0] and s.run is None
+    # The cap applies to visitor-chosen models; owner-configured ones are exempt (10 cells here).
+    frames = await drain(playground.run_setup(["owner-answer"], "hard-1k", [], 1, 0, 64, s))
+    assert frames[-1][6]["run"]["done"] == 10
+    await drain(playground.run_prompt("second", ["owner-answer"], 64, s))
+    frames = await drain(playground.run_prompt("third", ["owner-answer"], 64, s))
+    assert len(frames) == 1 and "runs per minute" in frames[0][0]
+
+
+async def test_outside_public_mode_nothing_is_blocked(playground, fake, monkeypatch):
+    monkeypatch.setenv("ORBENCH_PUBLIC", "0")
+    s = new_session()
+    visitor = custom_endpoint(fake.base_url, "answer", "sk-visitor")
+    s.extra_models[visitor.name] = visitor
+    frames = await drain(playground.run_prompt("hello", [visitor.name], 64, s))
+    assert frames[-1][6]["run"]["results"][0]["verdict"] == "direct_answer"
+
+
+def test_custom_prompt_length_is_checked(playground):
+    import asyncio
+
+    s = new_session()
+    frames = asyncio.run(drain(playground.run_prompt("x" * 5000, ["owner-answer"], 64, s)))
+    assert len(frames) == 1 and "limit is 4,000" in frames[0][0]
