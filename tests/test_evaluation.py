@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -119,19 +120,46 @@ needs_xstest = pytest.mark.skipif(not XSTEST.is_dir(), reason="../shared/data/xs
 
 @needs_xstest
 def test_xstest_agreement_floor():
-    """Regression floor: measured 98.7% (classifier, in-sample) and 93.3% (rules);
-    the floors sit about 3 points lower. The classifier's honest, unseen-model
-    figure is the leave-one-model-out one in docs/verdicts.md."""
+    """Regression floor: measured 99.0% (classifier, in-sample; per model 100.0 /
+    98.0 / 98.9%) and 93.6% (rules); the floors sit a little lower. The
+    classifier's honest, unseen-model figure is the leave-one-model-out one
+    (test_lomo_floor and docs/verdicts.md)."""
     rows = load_rows([XSTEST])
     assert len(rows) == 1350
     rep = evaluate(rows, verdicts.classify, timing=False)
-    assert rep.overall.binary_agreement >= 0.955
-    assert min(m.binary_agreement for m in rep.per_source.values()) >= 0.94
-    assert rep.provisional_agreement >= 0.93
+    assert rep.overall.binary_agreement >= 0.975
+    assert min(m.binary_agreement for m in rep.per_source.values()) >= 0.97
+    assert rep.provisional_agreement >= 0.97
     rules = evaluate(rows, verdicts.classify_rules, timing=False, provisional=False)
-    assert rules.overall.binary_agreement >= 0.90
+    assert rules.overall.binary_agreement >= 0.92
     base = evaluate(rows, verdicts.baseline_start_match, timing=False, provisional=False)
     assert rules.overall.binary_agreement > base.overall.binary_agreement
+
+
+@needs_xstest
+def test_throughput_floor():
+    """Measured ~10,000 verdicts per CPU-second on a loaded 2-core machine; the
+    floor only catches an order-of-magnitude slowdown (a shared CI box is noisy)."""
+    rows = load_rows([XSTEST])
+    rep = evaluate(rows, verdicts.classify, provisional=False, min_timing_s=0.3)
+    assert rep.verdicts_per_s >= 2_500
+
+
+@needs_xstest
+@pytest.mark.skipif(
+    not os.environ.get("ORBENCH_LOMO_TEST"), reason="set ORBENCH_LOMO_TEST=1 (refits the model 3 times, ~1 CPU-minute)"
+)
+def test_lomo_floor():
+    """Leave-one-model-out, the figure that predicts an unseen model: measured
+    96.2 / 95.6 / 93.6% binary and macro-F1 0.69 / 0.53 / 0.59 (gpt4 / llama2new /
+    mistralinstruct). Floors about one point (binary) and 0.03 (F1) lower."""
+    pytest.importorskip("sklearn")
+    rows = load_rows([XSTEST])
+    rep = lomo_report(rows, ev._load_fit_fn(), in_sample=False)
+    floors = {"gpt4": (0.95, 0.66), "llama2new": (0.945, 0.50), "mistralinstruct": (0.925, 0.56)}
+    for src, (binary, f1) in floors.items():
+        assert rep.folds[src].binary_agreement >= binary, src
+        assert rep.folds[src].macro_f1 >= f1, src
 
 
 @needs_xstest
