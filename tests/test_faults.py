@@ -10,18 +10,18 @@ fixture, ~3 s); the tests below read its outcome. Traffic stays on 127.0.0.1
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from dataclasses import dataclass, field
 
 import pytest
+from support import free_port
 
 from egress import fenced, no_egress  # noqa: F401  (fixture)
 from fake_openai import answer_text
 from orbench_play import engine, scoring
 from orbench_play.cache import ResultCache
 from orbench_play.models import custom_endpoint
-from orbench_play.types import CellEvent, CellResult, Prompt, RunConfig
+from orbench_play.types import CellEvent, Prompt, RunConfig
 
 TIMEOUT_S = 2.0
 RETRY_AFTER_S = 0.3
@@ -52,12 +52,6 @@ EXPECT = {
     "empty": ("done", "direct_refusal"),
     "filtered": ("done", "direct_refusal"),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -104,7 +98,7 @@ def warm_litellm(fake_server):
 def matrix(fake_server):
     fake_server.reset()
     fake_server.retry_after = RETRY_AFTER_S
-    refused = custom_endpoint(f"http://127.0.0.1:{_free_port()}/v1", "answer", "sk-test")
+    refused = custom_endpoint(f"http://127.0.0.1:{free_port()}/v1", "answer", "sk-test")
     dns = custom_endpoint("http://nonexistent.invalid/v1", "answer", "sk-test")
     models = tuple(_spec(fake_server, b) for b in EXPECT) + (refused, dns)
     config = RunConfig(

@@ -21,13 +21,13 @@ import asyncio
 import gc
 import json
 import os
-import socket
 import statistics
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 from egress import no_egress  # noqa: F401  (fixture)
 
@@ -36,12 +36,6 @@ CATEGORIES = ["privacy", "illegal", "harmful", "deception"]
 PER_CATEGORY = 2  # 4 categories × 2 = 8 prompts
 MODELS = ["fake-slow", "fake-answer"]
 SOAK_RUNS = 200
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +58,7 @@ def app_url(fake_server, tmp_path_factory):
         ),
         encoding="utf-8",
     )
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, ORBENCH_MODELS=str(config), GRADIO_SERVER_PORT=str(port), ORBENCH_CACHE_DIR=str(folder / "cache"))
     log = open(folder / "app.log", "w")
     app = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent.parent / "app.py")], env=env, stdout=log, stderr=subprocess.STDOUT)

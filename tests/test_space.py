@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support import free_port
 import yaml
 from packaging.requirements import Requirement
 
@@ -174,12 +174,6 @@ def test_cli_and_no_heavy_imports(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "missing.yaml" in bad.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _space_env(data_dir: Path, tmp_path: Path, port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     env.update(
@@ -203,7 +197,7 @@ def _space_env(data_dir: Path, tmp_path: Path, port: int) -> dict[str, str]:
 
 
 def test_app_serves_from_the_space_folder_offline(built: Path, data_dir: Path, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = _space_env(data_dir, tmp_path, port)
 
     # The folder's own copies win over the repo's editable install.

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 import csv
 import io
-import socket
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from support import serve_playground
 
 from orbench_play.types import RESULT_COLUMNS
 
 FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
@@ -36,17 +30,9 @@ def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
 
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    from orbench_play.models import load_catalog
-    from orbench_play.ui import build_demo, launch_kwargs
-
     config = write_models_yaml(tmp_path_factory.mktemp("ui-api") / "models.yaml", fake_server.base_url)
-    demo = build_demo(load_catalog(config, include_local=False))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serve_playground(config, warm=False) as url:
+        yield url
 
 
 def client(url: str):

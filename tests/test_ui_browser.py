@@ -6,16 +6,14 @@ Screenshots of finished runs are saved under test-artifacts/ (gitignored).
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from support import chromium, serve_playground
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 MODELS = {
     "fake-answer": "answer",
@@ -37,20 +35,8 @@ VERDICTS_JS = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed")
-    from orbench_play.models import load_catalog
-    from orbench_play.ui import build_demo, launch_kwargs
-    from orbench_play.ui.layout import warm_up_in_background
-
     lines = ["model_list:"]
     for name, behaviour in MODELS.items():
         lines += [
@@ -59,30 +45,14 @@ def app_url(fake_server, tmp_path_factory):
         ]
     config = tmp_path_factory.mktemp("ui-browser") / "models.yaml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    demo = build_demo(load_catalog(config, include_local=False))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
-    warm_up_in_background().join(60)  # as `python app.py` does right after launch
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serve_playground(config) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"],
-        )  # fmt: skip
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture

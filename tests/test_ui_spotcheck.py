@@ -13,10 +13,10 @@ import html
 import os
 import shutil
 import re
-import socket
 from pathlib import Path
 
 import pytest
+from support import chromium, serve_playground
 
 from orbench_play import data
 from orbench_play.compare import compare
@@ -244,7 +244,6 @@ async def test_focus_samples_the_prompts_the_session_disagreed_on_first(playgrou
 
 # --- one browser test ------------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 ALL_FINAL = (
@@ -253,44 +252,17 @@ ALL_FINAL = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed")
-    from orbench_play.ui import build_demo, launch_kwargs
-    from orbench_play.ui.layout import warm_up_in_background
-
     config = write_models(tmp_path_factory.mktemp("ui-spotcheck") / "models.yaml", fake_server.base_url)
-    demo = build_demo(load_catalog(config, include_local=False))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
-    warm_up_in_background().join(60)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serve_playground(config) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"],
-        )  # fmt: skip
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 def open_page(browser, app_url: str, query: str, viewport=(1400, 900)):

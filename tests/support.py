@@ -1,0 +1,69 @@
+"""Helpers several test modules share: loopback ports, the playground served
+in-process, and Debian Chromium for browser tests.
+
+Browser tests fail (not skip) when Chromium is missing: `.ci/run` installs it,
+and a silently skipped browser suite would pass off as coverage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def require_chromium() -> None:
+    assert os.path.exists(CHROMIUM), (
+        f"{CHROMIUM} is missing: browser tests need Debian's chromium (apt-get install chromium; .ci/run does this)"
+    )
+
+
+@contextlib.contextmanager
+def serve_playground(models_yaml: Path, *, warm: bool = True) -> Iterator[str]:
+    """The playground on a free loopback port, as `python app.py` serves it; yields its URL."""
+    from orbench_play.models import load_catalog
+    from orbench_play.ui import build_demo, launch_kwargs
+    from orbench_play.ui.layout import warm_up_in_background
+
+    demo = build_demo(load_catalog(models_yaml, include_local=False))
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
+    if warm:
+        warm_up_in_background().join(60)  # as app.py does right after launch
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Debian Chromium driven by playwright (never `playwright install`)."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
