@@ -41,7 +41,7 @@ from ..prompts import (
 )
 from ..types import CATEGORIES, SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
 from . import render
-from .query import MAX_MODELS, MAX_PER_CATEGORY, Setup, parse_query, to_query
+from .query import MAX_MODELS, MAX_PER_CATEGORY, Setup, number_text, parse_query, to_query
 from .session import Session, close_session, new_session
 
 log = logging.getLogger(__name__)
@@ -625,13 +625,40 @@ class Playground:
             setup.n,
             setup.seed,
             self.banner(setup.split, warnings),
+            # The generation settings, in `build()`'s `load_outputs` order.
+            setup.preset,
+            "" if setup.temperature is None else number_text(setup.temperature),
+            "" if setup.top_p is None else number_text(setup.top_p),
+            setup.max_tokens,
+            setup.repeats,
+            setup.focus,
         )
 
-    def share_link(self, models, split, categories, n, seed, base, sess: Session) -> str:
+    def share_link(
+        self, models, split, categories, n, seed, base, sess: Session,
+        preset: str | None = None, custom_system: str | None = None, temperature: Any = None, top_p: Any = None,
+        max_tokens: Any = None, repeats: Any = None, focus: bool | None = None,
+    ) -> str:  # fmt: skip
+        """The page's set-up as a link. A custom system prompt is never shared (its
+        preset is left out); a temperature/top_p that is not a number is left out."""
         names = [m for m in (models or []) if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)]
+
+        def number(value: Any) -> float | None:
+            try:
+                return float(value) if value not in (None, "") and str(value).strip() else None
+            except (TypeError, ValueError):
+                return None
+
+        shared_preset = None if (custom_system or "").strip() else (preset or "none")
         try:
-            return (base or "/") + to_query(names, split or "hard-1k", categories or [], int(n or 1), int(seed or 0))
-        except (TypeError, ValueError):
+            return (base or "/") + to_query(
+                names, split or "hard-1k", categories or [], int(n or 1), int(seed or 0),
+                preset=shared_preset if shared_preset in SYSTEM_PROMPTS else None,
+                temperature=number(temperature), top_p=number(top_p),
+                max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
+                repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus),
+            )  # fmt: skip
+        except (TypeError, ValueError, OverflowError):
             return base or "/"
 
     def add_model_string(self, text: str, models, sess: Session) -> tuple:
@@ -872,19 +899,27 @@ class Playground:
                 self.override_click, [state], override_outputs,
                 api_name=False, concurrency_limit=None, show_progress="hidden",
             )  # fmt: skip
-            share_inputs = [models, split, categories, n, seed, page_base, state]
+            share_inputs = [
+                models, split, categories, n, seed, page_base, state,
+                gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],
+                focus,
+            ]  # fmt: skip
             share_args = dict(api_name=False, show_progress="hidden", trigger_mode="always_last")
             reroll.click(
                 lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden"
             ).then(self.share_link, share_inputs, share, **share_args)
             split.input(lambda s: self.banner(s), split, banner, api_name=False, show_progress="hidden")
-            for control in (models, split, categories, n, seed):
+            for control in (models, split, categories, n, seed, *share_inputs[7:]):
                 control.input(self.share_link, share_inputs, share, **share_args)
             for event in self.model_events:  # "Add a model" changes the selection programmatically
                 event.then(self.share_link, share_inputs, share, **share_args)
+            load_outputs = [
+                models, split, categories, n, seed, banner,
+                gen["preset"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"], focus,
+            ]  # fmt: skip
             # One chain, so the share link is computed from the pre-filled controls, never a stale mix.
             demo.load(None, None, page_base, js=_PAGE_BASE_JS, api_name=False).then(
-                self.on_load, [state], [models, split, categories, n, seed, banner],
+                self.on_load, [state], load_outputs,
                 api_name=False, show_progress="hidden",
             ).then(self.share_link, share_inputs, share, **share_args)  # fmt: skip
         return demo

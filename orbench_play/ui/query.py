@@ -1,21 +1,39 @@
 """The URL query form of a run set-up: `/?models=a,b&split=hard-1k&categories=privacy,illegal&n=2&seed=7`.
 
+After the contract's five keys come the optional generation settings, each only
+when it differs from its default (so a default set-up gives exactly the
+contract form): `preset` (a `SYSTEM_PROMPTS` key; custom system prompt text is
+never put in a link), `temperature`, `top_p`, `max_tokens`, `repeats`, and
+`focus=1`.
+
 `parse_query` never raises: a bad value falls back to the default with a warning
 the page shows, because a shared link with a typo should still open.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
-from ..types import CATEGORIES, SPLITS
+from ..prompts import SYSTEM_PROMPTS
+from ..types import CATEGORIES, SPLITS, GenerationParams
 
 MAX_MODELS = 6
 MAX_PER_CATEGORY = 20
 MAX_SEED = 2**31 - 1
 DEFAULT_SPLIT = "hard-1k"
+DEFAULT_PRESET = "none"
+DEFAULT_MAX_TOKENS = GenerationParams().max_tokens
+MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 2048
+"""The range of the page's max-tokens slider."""
+MAX_REPEATS = 5
+MAX_TEMPERATURE = 2.0
+MIN_TOP_P = 0.01
+"""top_p must be above 0; a link's top_p <= 0 is clamped up to this."""
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
 @dataclass
@@ -26,6 +44,14 @@ class Setup:
     """Empty means all categories."""
     n: int = 1
     seed: int = 0
+    preset: str = DEFAULT_PRESET
+    """A `SYSTEM_PROMPTS` key."""
+    temperature: float | None = None
+    """None: the provider's default (0 is a real setting)."""
+    top_p: float | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    repeats: int = 1
+    focus: bool = False
 
 
 def _int(value: str, lo: int, hi: int, name: str, default: int, warnings: list[str]) -> int:
@@ -41,6 +67,30 @@ def _int(value: str, lo: int, hi: int, name: str, default: int, warnings: list[s
     return number
 
 
+def _float(value: str, lo: float, hi: float, name: str, default: float | None, warnings: list[str]) -> float | None:
+    text = str(value).strip()
+    if not text:  # `temperature=`: the provider's default
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if math.isnan(number):
+        warnings.append(f"Ignored {name}={value!r} in the link: not a number.")
+        return default
+    if not lo <= number <= hi:
+        clamped = max(lo, min(hi, number))
+        warnings.append(f"{name}={text} in the link is out of range; using {clamped:g}.")
+        return clamped
+    return number
+
+
+def number_text(value: float) -> str:
+    """Shortest text that reads back as the same float: 0.7, 1, 0.05."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
 def _split_list(value: str) -> list[str]:
     out: list[str] = []
     for part in str(value).split(","):
@@ -53,7 +103,7 @@ def _split_list(value: str) -> list[str]:
 def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tuple[Setup, list[str]]:
     """Query parameters → (set-up, warnings). Unknown keys are ignored."""
     base = default or Setup()
-    setup = Setup(list(base.models), base.split, list(base.categories), base.n, base.seed)
+    setup = replace(base, models=list(base.models), categories=list(base.categories))
     warnings: list[str] = []
     if "models" in params:
         names = _split_list(params["models"])
@@ -80,11 +130,41 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
         setup.n = _int(params["n"], 1, MAX_PER_CATEGORY, "n", setup.n, warnings)
     if "seed" in params:
         setup.seed = _int(params["seed"], 0, MAX_SEED, "seed", setup.seed, warnings)
+    if "preset" in params:
+        preset = str(params["preset"]).strip().lower()
+        if preset in SYSTEM_PROMPTS:
+            setup.preset = preset
+        else:
+            warnings.append(
+                f"Unknown system prompt preset {preset!r} in the link; using {setup.preset} "
+                f"(one of {', '.join(SYSTEM_PROMPTS)})."
+            )
+    if "temperature" in params:
+        setup.temperature = _float(params["temperature"], 0.0, MAX_TEMPERATURE, "temperature", setup.temperature, warnings)
+    if "top_p" in params:
+        setup.top_p = _float(params["top_p"], MIN_TOP_P, 1.0, "top_p", setup.top_p, warnings)
+    if "max_tokens" in params:
+        setup.max_tokens = _int(params["max_tokens"], MIN_MAX_TOKENS, MAX_MAX_TOKENS, "max_tokens", setup.max_tokens, warnings)
+    if "repeats" in params:
+        setup.repeats = _int(params["repeats"], 1, MAX_REPEATS, "repeats", setup.repeats, warnings)
+    if "focus" in params:
+        flag = str(params["focus"]).strip().lower()
+        if flag in _TRUE or flag in _FALSE:
+            setup.focus = flag in _TRUE
+        else:
+            warnings.append(f"Ignored focus={params['focus']!r} in the link: use focus=1 or focus=0.")
     return setup, warnings
 
 
-def to_query(models: Sequence[str], split: str, categories: Sequence[str] | None, n: int, seed: int) -> str:
-    """The shareable query string (starting with `?`), in the contract's key order."""
+def to_query(
+    models: Sequence[str], split: str, categories: Sequence[str] | None, n: int, seed: int, *,
+    preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False,
+) -> str:  # fmt: skip
+    """The shareable query string (starting with `?`): the contract's keys in its
+    order, then each generation setting that differs from its default. Pass
+    `preset=None` when a custom system prompt is set (its text is never shared);
+    None/NaN temperature or top_p means the provider's default."""
     safe = "/@:._-~"
     cats = list(categories or [])
     parts = [
@@ -94,4 +174,15 @@ def to_query(models: Sequence[str], split: str, categories: Sequence[str] | None
         f"n={int(n)}",
         f"seed={int(seed)}",
     ]
+    if preset and preset != DEFAULT_PRESET:
+        parts.append("preset=" + quote(preset, safe=safe))
+    for key, value in (("temperature", temperature), ("top_p", top_p)):
+        if value is not None and not math.isnan(float(value)):
+            parts.append(f"{key}={number_text(value)}")
+    if max_tokens is not None and int(max_tokens) != DEFAULT_MAX_TOKENS:
+        parts.append(f"max_tokens={int(max_tokens)}")
+    if repeats is not None and int(repeats) != 1:
+        parts.append(f"repeats={int(repeats)}")
+    if focus:
+        parts.append("focus=1")
     return "?" + "&".join(parts)

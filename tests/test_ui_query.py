@@ -1,0 +1,212 @@
+"""The share link with generation settings: `to_query`/`parse_query` round trips,
+the unchanged contract form for defaults, warnings (never exceptions) for bad
+values, and the `on_load` / `share_link` handlers called directly."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from types import SimpleNamespace
+from urllib.parse import parse_qsl
+
+import pytest
+
+from orbench_play.models import Catalog
+from orbench_play.prompts import SYSTEM_PROMPTS
+from orbench_play.types import GenerationParams
+from orbench_play.ui import query
+from orbench_play.ui.query import Setup, parse_query, to_query
+
+CONTRACT = "?models=a,b&split=hard-1k&categories=all&n=1&seed=0"
+EVERYTHING = Setup(
+    models=["fake-answer", "groq/llama-3.1-8b-instant"], split="toxic", categories=["privacy", "illegal"],
+    n=2, seed=7, preset="safety", temperature=0.7, top_p=0.9, max_tokens=256, repeats=3, focus=True,
+)  # fmt: skip
+GEN_KEYS = ["preset", "temperature", "top_p", "max_tokens", "repeats", "focus"]
+
+
+def round_trip(link: str) -> tuple[Setup, list[str]]:
+    assert link.startswith("?")
+    return parse_query(dict(parse_qsl(link[1:], keep_blank_values=True)))
+
+
+@pytest.fixture(scope="module")
+def playground():
+    from orbench_play.ui.layout import Playground
+
+    return Playground(Catalog())
+
+
+def stub_request(**params: str) -> SimpleNamespace:
+    return SimpleNamespace(query_params=params)
+
+
+# -- to_query / parse_query -------------------------------------------------------------
+
+
+def test_defaults_give_exactly_the_contract_form():
+    assert to_query(["a", "b"], "hard-1k", [], 1, 0) == CONTRACT
+    assert to_query(**asdict(Setup(models=["a", "b"]))) == CONTRACT
+    # Explicit defaults are left out too.
+    assert to_query(["a", "b"], "hard-1k", None, 1, 0, preset="none", temperature=None, top_p=None,
+                    max_tokens=GenerationParams().max_tokens, repeats=1, focus=False) == CONTRACT  # fmt: skip
+
+
+def test_round_trip_of_every_key_with_contract_keys_first():
+    link = to_query(**asdict(EVERYTHING))
+    assert link == (
+        "?models=fake-answer,groq/llama-3.1-8b-instant&split=toxic&categories=privacy,illegal&n=2&seed=7"
+        "&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
+    )
+    keys = [part.split("=")[0] for part in link[1:].split("&")]
+    assert keys == ["models", "split", "categories", "n", "seed", *GEN_KEYS]
+    assert round_trip(link) == (EVERYTHING, [])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"preset": "llama2"}, {"preset": "helpful"}, {"temperature": 0.0}, {"temperature": 2.0},
+        {"temperature": 0.123456789}, {"top_p": 1.0}, {"top_p": 0.05}, {"max_tokens": 32},
+        {"max_tokens": 2048}, {"repeats": 5}, {"focus": True},
+    ],
+)  # fmt: skip
+def test_each_setting_alone_round_trips_and_is_the_only_extra_key(change):
+    setup = Setup(models=["a", "b"], **change)
+    link = to_query(**asdict(setup))
+    assert link.startswith(CONTRACT + "&") and link.count("&") == CONTRACT.count("&") + 1
+    assert round_trip(link) == (setup, [])
+
+
+def test_temperature_zero_is_a_setting_not_the_default():
+    link = to_query(["a"], "hard-1k", [], 1, 0, temperature=0.0)
+    assert link.endswith("&temperature=0")
+    assert round_trip(link)[0].temperature == 0.0
+    assert parse_query({})[0].temperature is None
+    assert parse_query({"temperature": ""}) == (Setup(), [])  # empty = the provider's default
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "expected"),
+    [
+        ({"preset": "bogus"}, "preset", "none"),
+        ({"temperature": "9"}, "temperature", 2.0),
+        ({"temperature": "-1"}, "temperature", 0.0),
+        ({"temperature": "hot"}, "temperature", None),
+        ({"temperature": "nan"}, "temperature", None),
+        ({"temperature": "inf"}, "temperature", 2.0),
+        ({"top_p": "0"}, "top_p", query.MIN_TOP_P),
+        ({"top_p": "1.5"}, "top_p", 1.0),
+        ({"top_p": "x"}, "top_p", None),
+        ({"max_tokens": "99999"}, "max_tokens", query.MAX_MAX_TOKENS),
+        ({"max_tokens": "1"}, "max_tokens", query.MIN_MAX_TOKENS),
+        ({"max_tokens": "12.5"}, "max_tokens", GenerationParams().max_tokens),
+        ({"repeats": "50"}, "repeats", query.MAX_REPEATS),
+        ({"repeats": "0"}, "repeats", 1),
+        ({"repeats": "three"}, "repeats", 1),
+        ({"focus": "maybe"}, "focus", False),
+    ],
+)
+def test_bad_values_warn_once_and_fall_back_or_clamp(params, field, expected):
+    setup, warnings = parse_query(params)
+    assert getattr(setup, field) == expected
+    assert len(warnings) == 1, warnings
+    assert asdict(setup) == {**asdict(Setup()), field: expected}  # nothing else changed
+
+
+def test_many_bad_values_at_once_never_raise():
+    params = {
+        "models": "a", "split": "nope", "preset": "x" * 5000, "temperature": "1e999", "top_p": "-0",
+        "max_tokens": "", "repeats": "3.0", "focus": "\x00", "n": "nan", "seed": "-5",
+    }  # fmt: skip
+    setup, warnings = parse_query(params)
+    assert setup.preset == "none" and setup.temperature == 2.0 and setup.top_p == query.MIN_TOP_P
+    assert len(warnings) == len(params) - 1  # everything but models
+
+
+@pytest.mark.parametrize("flag", ["1", "true", "on", "YES"])
+def test_focus_flags(flag):
+    assert parse_query({"focus": flag}) == (Setup(focus=True), [])
+    assert parse_query({"focus": "0"}) == (Setup(focus=False), [])
+
+
+def test_link_limits_match_the_page():
+    from orbench_play.ui import layout
+
+    assert query.MAX_REPEATS == layout.MAX_REPEATS
+    assert query.DEFAULT_MAX_TOKENS == layout.DEFAULT_MAX_TOKENS
+    assert set(SYSTEM_PROMPTS) == {key for _, key in layout.PRESET_CHOICES}
+
+
+# -- handlers -------------------------------------------------------------------------
+
+LOAD_FIELDS = ["models", "split", "categories", "n", "seed", "banner", *GEN_KEYS]
+
+
+def loaded(playground, **params: str) -> dict:
+    out = playground.on_load(None, stub_request(**params))
+    assert len(out) == len(LOAD_FIELDS)
+    return dict(zip(LOAD_FIELDS, out, strict=True))
+
+
+def test_on_load_prefills_generation_settings(playground):
+    out = loaded(playground, models="a", preset="safety", temperature="0.7", repeats="3")
+    assert (out["preset"], out["temperature"], out["repeats"]) == ("safety", "0.7", 3)
+    assert (out["top_p"], out["max_tokens"], out["focus"]) == ("", GenerationParams().max_tokens, False)
+    assert "⚠" not in out["banner"]
+    out = loaded(playground, top_p="0.9", max_tokens="256", focus="1", temperature="0")
+    assert (out["top_p"], out["max_tokens"], out["focus"], out["temperature"]) == ("0.9", 256, True, "0")
+
+
+def test_on_load_without_settings_gives_defaults_and_warns_about_bad_ones(playground):
+    out = loaded(playground)
+    assert [out[k] for k in GEN_KEYS] == ["none", "", "", GenerationParams().max_tokens, 1, False]
+    out = loaded(playground, preset="bogus", temperature="9")
+    assert out["preset"] == "none" and out["temperature"] == "2"
+    assert "bogus" in out["banner"] and "temperature" in out["banner"]
+
+
+def test_share_link_reads_the_settings(playground):
+    base = "http://h/"
+    plain = playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None)
+    assert plain == base + CONTRACT
+    # The page's own defaults (as the controls hold them) give the same link.
+    page_defaults = ("none", "", "", 512, 1, False)
+    assert playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None, page_defaults[0], "", *page_defaults[1:]) == plain
+    link = playground.share_link(["a"], "toxic", ["privacy"], 2, 7, base, None, "safety", "", "0.7", "0.9", 256.0, 3, True)
+    assert link == base + "?models=a&split=toxic&categories=privacy&n=2&seed=7&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
+
+
+def test_share_link_never_carries_a_custom_system_prompt(playground):
+    link = playground.share_link(["a"], "hard-1k", [], 1, 0, "/", None, "safety", "Be terse. SECRET", "0.7", "", 512, 1, False)
+    assert link == "/?models=a&split=hard-1k&categories=all&n=1&seed=0&temperature=0.7"
+    assert "SECRET" not in link and "preset" not in link
+    # Unparseable numbers are left out rather than breaking the link.
+    assert playground.share_link(["a"], "hard-1k", [], 1, 0, "/", None, "nope", "", "hot", "nan", 512, 1, None) == (
+        "/?models=a&split=hard-1k&categories=all&n=1&seed=0"
+    )
+
+
+def test_on_load_then_share_link_reproduces_the_link(playground):
+    link = to_query(**asdict(EVERYTHING))
+    out = loaded(playground, **dict(parse_qsl(link[1:])))
+    models = out["models"]["value"] if isinstance(out["models"], dict) else out["models"]
+    again = playground.share_link(
+        models, out["split"], out["categories"], out["n"], out["seed"], "/", None,
+        out["preset"], "", out["temperature"], out["top_p"], out["max_tokens"], out["repeats"], out["focus"],
+    )  # fmt: skip
+    assert again == "/" + link
+
+
+def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
+    demo = playground.build()
+    gen_ids = ["system_preset", "system_custom", "temperature", "top_p", "max_tokens", "repeats", "focus"]
+
+    def ids(components):
+        return [getattr(c, "elem_id", None) for c in components]
+
+    share_fns = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "share_link"]
+    assert share_fns and all(ids(f.inputs)[7:] == gen_ids for f in share_fns)
+    refreshed = {demo.blocks[block].elem_id for f in share_fns for block, event in f.targets if event == "input"}
+    assert set(gen_ids) <= refreshed
+    (load,) = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
+    assert ids(load.outputs)[6:] == ["system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus"]
