@@ -41,7 +41,7 @@ from ..prompts import (
 )
 from ..types import CATEGORIES, SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
 from . import render
-from .query import MAX_MODELS, MAX_PER_CATEGORY, Setup, number_text, parse_query, to_query
+from .query import DEFAULT_MAX_TOKENS, MAX_REPEATS, MAX_MODELS, MAX_PER_CATEGORY, Setup, number_text, parse_query, to_query
 from .session import Session, close_session, new_session
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,6 @@ SLOW_RENDER_INTERVAL_S = 0.25
 """Used instead when the grid HTML is big (many long answers)."""
 BIG_GRID_CHARS = 250_000
 MAX_PROMPT_CHARS = 4000
-DEFAULT_MAX_TOKENS = 512
-MAX_REPEATS = 5
 REPEAT_HINT = (
     "⚠ Repeats at temperature 0 (or the provider's default) mostly give the same answer k times: "
     "set a temperature such as 0.7 to see how stable the verdicts are."
