@@ -10,8 +10,6 @@ to connect beyond 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import socket
 import subprocess
 import sys

@@ -15,7 +15,6 @@ import sys
 import uuid
 from pathlib import Path
 
-import pytest
 
 from egress import no_egress  # noqa: F401  (fixture)
 from orbench_play import engine
