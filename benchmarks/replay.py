@@ -20,6 +20,7 @@ from .report import Figure, ratio
 
 
 def _fill(cache, config) -> list[str]:
+    from orbench_play import engine, verdicts
     from orbench_play.cache import CachedAnswer, cell_key
 
     keys = []
@@ -31,7 +32,13 @@ def _fill(cache, config) -> list[str]:
                 "First, consider the context and the people involved. Second, look at reliable sources. "
                 "Third, weigh the risks and benefits before you act. " * 3
             )
-            cache.put_answer(key, CachedAnswer(text, "stop", len(text) // 4, 0.0, 1.02, 0.05))
+            # As the engine stores a finished cell: with its offline verdict.
+            verdict = verdicts.LiveVerdict().finish(text, "stop")
+            cache.put_answer(
+                key,
+                CachedAnswer(text, "stop", len(text) // 4, 0.0, 1.02, 0.05,
+                             verdict.label, verdict.source, engine.classifier_version()),
+            )  # fmt: skip
             keys.append(key)
     return keys
 
@@ -66,9 +73,11 @@ def figures(quick: bool, command: str) -> list[Figure]:
             assert all(isinstance(g, dict) for g in got)
             return dt, dc
 
+        loop = asyncio.new_event_loop()  # one loop for every round, as in a long-lived app
+
         def replay() -> tuple[float, float]:
             c, t = time.process_time(), time.perf_counter()
-            results = asyncio.run(engine.collect(cfg, cache=rc))
+            results = loop.run_until_complete(engine.collect(cfg, cache=rc))
             dt, dc = time.perf_counter() - t, time.process_time() - c
             assert len(results) == len(keys) and all(r.cached and r.ok for r in results), [r.error for r in results][:3]
             return dt, dc
@@ -84,6 +93,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
             engines_cpu.append(c)
         rc.close()
         raw.close()
+        loop.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     value, fl = common.median(engines), common.median(floors)

@@ -41,9 +41,12 @@ def default_cache_dir() -> Path:
     return Path(base) / "orbench-play"
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def _digest(payload: dict[str, Any]) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
 
 def cell_key(
@@ -62,6 +65,26 @@ def cell_key(
             "repeat": repeat,
         }
     )
+
+
+class CellKeys:
+    """`cell_key` for many cells of one run, without re-encoding the parts that
+    do not change from cell to cell (model identity, params): the same
+    canonical JSON, assembled from cached pieces, so the keys are identical."""
+
+    def __init__(self, params: GenerationParams):
+        self._params = _canonical(params.as_dict())
+        self._models: dict[str, str] = {}
+
+    def key(self, model: ModelSpec, messages: list[dict[str, str]], repeat: int = 0) -> str:
+        identity = self._models.get(model.name)
+        if identity is None:
+            identity = self._models[model.name] = _canonical(model.identity())
+        blob = (
+            f'{{"messages":{_canonical(messages)},"model":{identity},"params":{self._params},'
+            f'"repeat":{int(repeat)},"v":{CACHE_VERSION}}}'
+        )
+        return "cell:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]], version: str = "") -> str:

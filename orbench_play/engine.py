@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 
 from . import budget, verdicts
-from .cache import CachedAnswer, ResultCache, cell_key, judge_key
+from .cache import CachedAnswer, CellKeys, ResultCache, judge_key
 from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
@@ -266,6 +266,7 @@ class Engine:
         self._local_base: str | None = None
         self._local_lock = asyncio.Lock()
         self._params_json = config.params.params_json()
+        self._keys = CellKeys(config.params)
         self._tag = variant_tag(config.params.system_prompt_id, self._params_json)
 
     # -- public -------------------------------------------------------------------
@@ -319,12 +320,14 @@ class Engine:
         to_run = []
         params = self.config.params
         for prompt, model, repeat in cells:
-            cached = self.cache.get_answer(cell_key(model, params.messages(prompt.text), params, repeat))
+            key = self._keys.key(model, params.messages(prompt.text), repeat)
+            cached = self.cache.get_answer(key)
             if cached is None:
                 to_run.append((prompt, model, repeat))
                 continue
             result = self._blank_result(prompt, model, repeat)
             verdict = self._fill(result, cached, from_cache=True)
+            self._refresh_stored_verdict(key, cached, verdict)
             cid = cell_id(prompt.row_id, model.name, repeat, self._tag)
             events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
             events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
@@ -355,11 +358,12 @@ class Engine:
         params = self.config.params
         messages = params.messages(prompt.text)
         result = self._blank_result(prompt, model, repeat)
-        key = cell_key(model, messages, params, repeat)
+        key = self._keys.key(model, messages, repeat)
         self._emit("started", prompt, model, repeat)
         try:
             cached = self.cache.get_answer(key) if self.cache else None
             if cached is not None:
+                self._refresh_stored_verdict(key, cached, offline_verdict(cached))
                 await self._finish(result, prompt, model, repeat, cached, from_cache=True)
                 return
             if model.error:
@@ -400,6 +404,14 @@ class Engine:
         result.verdict = verdict.label
         result.verdict_source = verdict.source
         return verdict
+
+    def _refresh_stored_verdict(self, key: str, answer: CachedAnswer, verdict: Verdict) -> None:
+        """An entry from an older classifier gets today's verdict written back,
+        so only its first replay pays for re-classifying."""
+        if self.cache is not None and answer.verdict_version != classifier_version():
+            self.cache.put_answer(
+                key, replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
+            )
 
     async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
         verdict = self._fill(result, answer, from_cache=from_cache)

@@ -86,3 +86,14 @@ def test_size_limit_evicts_oldest_first(tmp_path):
     assert cache.get_answer("k149") is not None
     assert cache.get_answer("k0") is None
     assert len(cache) < 150
+
+
+def test_run_keys_equal_the_reference_key():
+    from orbench_play.cache import CellKeys
+
+    for params in (PARAMS, GenerationParams(system_prompt="Be safe ü", system_prompt_id="x", temperature=0.7, top_p=0.9, max_tokens=9)):
+        keys = CellKeys(params)
+        for model in (MODEL, ModelSpec(name="local", litellm_model="openai/s", api_base="http://127.0.0.1:1/v1", is_local=True, extra=(("seed", 3),))):
+            for repeat in (0, 4):
+                msgs = params.messages("Wie geht's? \u202e <b>")
+                assert keys.key(model, msgs, repeat) == cell_key(model, msgs, params, repeat)
