@@ -294,7 +294,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from .export import neutralise_csv_cell
 
     out = Path(args.out)
-    frame.map(neutralise_csv_cell).to_csv(out, index=False)
+    # CRLF rows, as export.py writes: with "\n" a bare "\r" inside an answer
+    # would be left unquoted and split the row when read back.
+    frame.map(neutralise_csv_cell).to_csv(out, index=False, lineterminator="\r\n")
     counts = frame["verdict"].value_counts().to_dict()
     print(f"Wrote {len(frame)} rows to {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr)
     return 0

@@ -108,3 +108,18 @@ def test_console_script_entry_point_runs(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "bogus" in proc.stderr and "Traceback" not in proc.stderr
     assert time.perf_counter() - start < 30
+
+
+def test_judge_output_keeps_carriage_returns_and_defuses_formulas(tmp_path):
+    src = tmp_path / "answers.csv"
+    with open(src, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["q", "a"])
+        w.writerow(["Q1", "line one\rline two, still the same answer"])
+        w.writerow(["Q2", "=HYPERLINK(\"http://x\")"])
+    out = tmp_path / "judged.csv"
+    assert main(["judge", str(src), "--prompt-col", "q", "--response-col", "a", "--out", str(out)]) == 0
+    rows = read_csv(out)
+    assert len(rows) == 2
+    assert rows[0]["a"] == "line one\rline two, still the same answer"
+    assert rows[1]["a"].startswith("'=")
