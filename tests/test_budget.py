@@ -170,7 +170,6 @@ async def test_engine_stops_paid_calls_at_the_budget_and_free_models_keep_workin
 
 
 async def test_cached_answers_replay_after_the_budget_is_spent(paid_via_fake, monkeypatch, tmp_path, no_egress):
-    fake = paid_via_fake
     cache = ResultCache(tmp_path / "results")
     config = RunConfig(models=(PAID,), prompts=_prompts(2), params=GenerationParams(max_tokens=64), max_retries=0)
     first = await engine.collect(config, cache=cache)

@@ -10,7 +10,7 @@ from orbench_play.ui.session import new_session
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.layout import Playground
+    from orbench_play.ui.handlers import Playground
 
     config = tmp_path / "models.yaml"
     config.write_text(

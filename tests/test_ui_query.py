@@ -31,7 +31,7 @@ def round_trip(link: str) -> tuple[Setup, list[str]]:
 
 @pytest.fixture(scope="module")
 def playground():
-    from orbench_play.ui.layout import Playground
+    from orbench_play.ui.handlers import Playground
 
     return Playground(Catalog())
 
@@ -196,7 +196,9 @@ def test_on_load_then_share_link_reproduces_the_link(playground):
 
 
 def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
-    demo = playground.build()
+    from orbench_play.ui.layout import build_blocks
+
+    demo = build_blocks(playground)
     gen_ids = ["system_preset", "system_custom", "temperature", "top_p", "max_tokens", "repeats", "focus"]
 
     def ids(components):

@@ -121,7 +121,7 @@ def test_results_accumulate_over_runs_and_sessions_are_independent():
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.layout import Playground
+    from orbench_play.ui.handlers import Playground
 
     config = tmp_path / "models.yaml"
     config.write_text(
@@ -157,7 +157,7 @@ async def test_run_handler_streams_frames_and_ends_with_results(playground):
 
 
 async def test_no_data_still_loads_and_custom_prompts_work(playground, monkeypatch, tmp_path):
-    from orbench_play.ui.layout import data_notice
+    from orbench_play.ui.handlers import data_notice
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -181,7 +181,7 @@ async def test_bad_setups_are_messages_not_crashes(playground):
 
 
 async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, fake):
-    from orbench_play.ui.layout import Playground
+    from orbench_play.ui.handlers import Playground
 
     config_models = dict(playground.catalog.entries)
     config_models["fake-hang"] = ModelSpec(name="fake-hang", litellm_model="openai/hang", api_base=fake.base_url, api_key="sk-fake")

@@ -52,7 +52,7 @@ def write_models(path: Path, base_url: str) -> Path:
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.layout import Playground
+    from orbench_play.ui.handlers import Playground
 
     return Playground(load_catalog(write_models(tmp_path / "models.yaml", fake.base_url), include_local=False))
 
@@ -86,7 +86,7 @@ async def run_bot_twice(playground, sess: Session) -> None:
 
 
 def test_params_from_the_form():
-    from orbench_play.ui.layout import Playground, repeat_hint
+    from orbench_play.ui.handlers import Playground, repeat_hint
 
     pg = Playground.__new__(Playground)
     assert pg.params(512) == GenerationParams()

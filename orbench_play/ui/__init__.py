@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from .layout import build_demo, launch_kwargs, warm_up_in_background
+from .handlers import warm_up_in_background
+from .layout import build_demo, launch_kwargs
 
 __all__ = ["build_demo", "launch_kwargs", "main"]
 
