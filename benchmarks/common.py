@@ -122,14 +122,20 @@ class FakeServerProcess:
 # --- floor clients ---------------------------------------------------------------------
 
 
-async def _floor_one_httpx(client, url: str, model: str, text: str, sem: asyncio.Semaphore) -> str:
-    body = {
+def _floor_body(model: str, text: str) -> dict:
+    """The request both floor clients send (the SSE loops stay inline in each:
+    the floor must not pay a function call per streamed line)."""
+    return {
         "model": model,
         "messages": [{"role": "user", "content": text}],
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": 512,
     }
+
+
+async def _floor_one_httpx(client, url: str, model: str, text: str, sem: asyncio.Semaphore) -> str:
+    body = _floor_body(model, text)
     out: list[str] = []
     async with sem:
         async with client.stream("POST", url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
@@ -160,13 +166,7 @@ async def floor_httpx(base_url: str, work: list[tuple[str, str]], concurrency: i
 
 
 async def _floor_one_aiohttp(session, url: str, model: str, text: str, sem: asyncio.Semaphore) -> str:
-    body = {
-        "model": model,
-        "messages": [{"role": "user", "content": text}],
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "max_tokens": 512,
-    }
+    body = _floor_body(model, text)
     out: list[str] = []
     async with sem:
         async with session.post(url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
