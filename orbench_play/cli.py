@@ -205,7 +205,7 @@ async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
                 progress.update(task, completed=len(results), stats=f"errors {errors} · cached {hits}")
     if cache is not None and cache.warning:
         console.print(cache.warning, markup=False)
-    order = {cid: i for i, cid in enumerate(engine.Engine(config).cell_ids())}
+    order = {cid: i for i, cid in enumerate(engine.cell_ids(config))}
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
 
 

@@ -71,11 +71,19 @@ def classifier_version() -> str:
     return _classifier_version
 
 
-def offline_verdict(answer: CachedAnswer) -> Verdict:
-    """Provider signal, then the offline classifier; the stored one when current."""
+def with_current_verdict(answer: CachedAnswer) -> CachedAnswer:
+    """The answer carrying today's offline verdict (provider signal, then the
+    classifier), computed only when it has none or one from an older classifier."""
     if answer.verdict and answer.verdict_version == classifier_version():
-        return Verdict(answer.verdict, answer.verdict_source or "")
-    return verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+        return answer
+    verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+    return replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
+
+
+def offline_verdict(answer: CachedAnswer) -> Verdict:
+    """The offline verdict of an answer; the stored one while it is current."""
+    answer = with_current_verdict(answer)
+    return Verdict(answer.verdict or "", answer.verdict_source or "")
 
 
 def warm_up() -> None:
@@ -325,9 +333,9 @@ class Engine:
             if cached is None:
                 to_run.append((prompt, model, repeat))
                 continue
+            cached = self._current(key, cached)
             result = self._blank_result(prompt, model, repeat)
             verdict = self._fill(result, cached, from_cache=True)
-            self._refresh_stored_verdict(key, cached, verdict)
             cid = cell_id(prompt.row_id, model.name, repeat, self._tag)
             events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
             events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
@@ -363,7 +371,7 @@ class Engine:
         try:
             cached = self.cache.get_answer(key) if self.cache else None
             if cached is not None:
-                self._refresh_stored_verdict(key, cached, offline_verdict(cached))
+                cached = self._current(key, cached)
                 await self._finish(result, prompt, model, repeat, cached, from_cache=True)
                 return
             if model.error:
@@ -377,8 +385,7 @@ class Engine:
                     cost = answer.cost_usd
                 finally:
                     budget.settle(hold, cost)
-            verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
-            answer = replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
+            answer = with_current_verdict(answer)
             if self.cache is not None:
                 self.cache.put_answer(key, answer)
             await self._finish(result, prompt, model, repeat, answer, from_cache=False)
@@ -405,13 +412,13 @@ class Engine:
         result.verdict_source = verdict.source
         return verdict
 
-    def _refresh_stored_verdict(self, key: str, answer: CachedAnswer, verdict: Verdict) -> None:
-        """An entry from an older classifier gets today's verdict written back,
-        so only its first replay pays for re-classifying."""
-        if self.cache is not None and answer.verdict_version != classifier_version():
-            self.cache.put_answer(
-                key, replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
-            )
+    def _current(self, key: str, cached: CachedAnswer) -> CachedAnswer:
+        """A cache hit with today's verdict; an entry from an older classifier gets
+        it written back, so only its first replay pays for re-classifying."""
+        current = with_current_verdict(cached)
+        if current is not cached and self.cache is not None:
+            self.cache.put_answer(key, current)
+        return current
 
     async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
         verdict = self._fill(result, answer, from_cache=from_cache)
@@ -650,5 +657,5 @@ async def collect(config: RunConfig, **kwargs) -> list[CellResult]:
     async for event in run(config, **kwargs):
         if event.kind in ("done", "error") and event.result is not None:
             results[event.cell_id] = event.result
-    order = {cid: i for i, cid in enumerate(Engine(config).cell_ids())}
+    order = {cid: i for i, cid in enumerate(cell_ids(config))}
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))

@@ -257,3 +257,17 @@ async def test_judge_goes_through_the_public_endpoint_guard(fake, monkeypatch):
     monkeypatch.setenv("ORBENCH_PUBLIC", "0")
     verdict = await engine.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
     assert verdict.label == "indirect_refusal" and fake.request_count("judge-model") == 1
+
+
+async def test_entries_from_an_older_classifier_replay_and_are_brought_up_to_date(fake, cache):
+    from orbench_play.cache import CachedAnswer, cell_key
+
+    config = RunConfig(models=(spec(fake, "answer"),), prompts=prompts(1))
+    (prompt,) = config.prompts
+    key = cell_key(config.models[0], config.params.messages(prompt.text), config.params)
+    cache.put_answer(key, CachedAnswer("I'm sorry, but I can't help with that.", "stop", 9, 0.0, 0.5, 0.1,
+                                       "direct_answer", "classifier", "an-older-classifier"))  # fmt: skip
+    (result,) = await engine.collect(config, cache=cache)
+    assert result.cached and result.verdict == "direct_refusal" and fake.request_count() == 0
+    stored = cache.get_answer(key)
+    assert stored.verdict == "direct_refusal" and stored.verdict_version == engine.classifier_version()
