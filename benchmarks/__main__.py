@@ -18,7 +18,15 @@ from . import common
 from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = ("fanout", "scale", "replay", "coldstart", "live", "local", "verdicts")
-UNITS = {"fanout": "s", "scale": "s", "replay": "s", "coldstart": "s", "live": "s", "local": "x", "verdicts": "verdicts/s"}
+UNITS = {
+    "fanout": "s",
+    "scale": "s",
+    "replay": "s",
+    "coldstart": "s",
+    "live": "s",
+    "local": "x",
+    "verdicts": "verdicts/s",
+}
 
 
 def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure]:
@@ -69,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     command = command.strip()
     env = machine()
-    print(f"orbench-play benchmarks{' (quick)' if args.quick else ''}: {', '.join(only)}  [{env['cpus']} CPUs, load {env.get('loadavg')}]", flush=True)
+    print(
+        f"orbench-play benchmarks{' (quick)' if args.quick else ''}: {', '.join(only)}  [{env['cpus']} CPUs, load {env.get('loadavg')}]",
+        flush=True,
+    )
     figures: list[Figure] = []
     state: dict = {}
     t_all = time.perf_counter()

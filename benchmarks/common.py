@@ -91,9 +91,18 @@ class FakeServerProcess:
     def command(self) -> str:
         return f"python tests/fake_openai.py --port {self.port} --delay {self.delay:g} --chunks {self.chunks}"
 
-    def __enter__(self) -> "FakeServerProcess":
+    def __enter__(self) -> FakeServerProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, str(FAKE_SERVER), "--port", str(self.port), "--delay", str(self.delay), "--chunks", str(self.chunks)],
+            [
+                sys.executable,
+                str(FAKE_SERVER),
+                "--port",
+                str(self.port),
+                "--delay",
+                str(self.delay),
+                "--chunks",
+                str(self.chunks),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             cwd=str(REPO),
@@ -137,20 +146,19 @@ def _floor_body(model: str, text: str) -> dict:
 async def _floor_one_httpx(client, url: str, model: str, text: str, sem: asyncio.Semaphore) -> str:
     body = _floor_body(model, text)
     out: list[str] = []
-    async with sem:
-        async with client.stream("POST", url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
-            r.raise_for_status()
-            async for line in r.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                payload = line[6:]
-                if payload == "[DONE]":
-                    break
-                chunk = json.loads(payload)
-                for ch in chunk.get("choices") or ():
-                    piece = (ch.get("delta") or {}).get("content")
-                    if piece:
-                        out.append(piece)
+    async with sem, client.stream("POST", url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
+        r.raise_for_status()
+        async for line in r.aiter_lines():
+            if not line.startswith("data: "):
+                continue
+            payload = line[6:]
+            if payload == "[DONE]":
+                break
+            chunk = json.loads(payload)
+            for ch in chunk.get("choices") or ():
+                piece = (ch.get("delta") or {}).get("content")
+                if piece:
+                    out.append(piece)
     return "".join(out)
 
 
@@ -168,21 +176,20 @@ async def floor_httpx(base_url: str, work: list[tuple[str, str]], concurrency: i
 async def _floor_one_aiohttp(session, url: str, model: str, text: str, sem: asyncio.Semaphore) -> str:
     body = _floor_body(model, text)
     out: list[str] = []
-    async with sem:
-        async with session.post(url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
-            r.raise_for_status()
-            async for raw in r.content:
-                line = raw.decode().strip()
-                if not line.startswith("data: "):
-                    continue
-                payload = line[6:]
-                if payload == "[DONE]":
-                    break
-                chunk = json.loads(payload)
-                for ch in chunk.get("choices") or ():
-                    piece = (ch.get("delta") or {}).get("content")
-                    if piece:
-                        out.append(piece)
+    async with sem, session.post(url, json=body, headers={"Authorization": "Bearer sk-fake"}) as r:
+        r.raise_for_status()
+        async for raw in r.content:
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            payload = line[6:]
+            if payload == "[DONE]":
+                break
+            chunk = json.loads(payload)
+            for ch in chunk.get("choices") or ():
+                piece = (ch.get("delta") or {}).get("content")
+                if piece:
+                    out.append(piece)
     return "".join(out)
 
 
@@ -228,7 +235,7 @@ class RssSampler:
             self.peak = max(self.peak, self._proc.memory_info().rss)
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         if self._proc is not None:
             self.peak = self.start = self._proc.memory_info().rss
             self._thread = threading.Thread(target=self._run, daemon=True)

@@ -32,7 +32,9 @@ def _config(prompts, n_models: int, base_url: str, concurrency: int):
         )
         for i in range(1, n_models + 1)
     )
-    return RunConfig(models=models, prompts=tuple(prompts), concurrency=concurrency, use_cache=False, timeout_s=300, max_retries=0)
+    return RunConfig(
+        models=models, prompts=tuple(prompts), concurrency=concurrency, use_cache=False, timeout_s=300, max_retries=0
+    )
 
 
 def _work(config) -> list[tuple[str, str]]:
@@ -46,9 +48,16 @@ async def bare_litellm(base_url: str, work: list[tuple[str, str]]) -> list[str]:
 
     async def one(model: str, text: str) -> str:
         resp = await litellm.acompletion(
-            model="openai/" + model, api_base=base_url, api_key="sk-fake",
-            messages=[{"role": "user", "content": text}], stream=True, stream_options={"include_usage": True},
-            max_tokens=512, max_retries=0, num_retries=0, timeout=300,
+            model="openai/" + model,
+            api_base=base_url,
+            api_key="sk-fake",
+            messages=[{"role": "user", "content": text}],
+            stream=True,
+            stream_options={"include_usage": True},
+            max_tokens=512,
+            max_retries=0,
+            num_retries=0,
+            timeout=300,
         )
         out = []
         async for chunk in resp:
@@ -81,7 +90,15 @@ def warm_up(server: common.FakeServerProcess) -> dict[str, float]:
     return {"litellm_import_wall_s": round(imp[0], 3), "litellm_import_cpu_s": round(imp[1], 3)}
 
 
-def run_pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, concurrency: int, rounds: int, rss: bool = False, litellm_ref: bool = False) -> dict[str, Any]:
+def run_pair(
+    server: common.FakeServerProcess,
+    n_prompts: int,
+    n_models: int,
+    concurrency: int,
+    rounds: int,
+    rss: bool = False,
+    litellm_ref: bool = False,
+) -> dict[str, Any]:
     """Alternate floor clients and engine `rounds` times; return the raw samples."""
     cfg = _config(common.prompts(n_prompts), n_models, server.base_url, concurrency)
     work = _work(cfg)
@@ -122,14 +139,31 @@ def _summary(raw: dict[str, Any]) -> dict[str, Any]:
         "engine_cpu_ms_per_cell": 1000 * cpu["engine"] / cells,
         "floor_cpu_ms_per_cell": 1000 * cpu[floor_client] / cells,
         "raw": {
-            k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s), **({"peak_rss_mb": round(x.peak_rss_mb, 1), "rss_before_mb": round(x.extra.get("rss_before_mb", 0), 1)} if x.peak_rss_mb else {})} for x in v]
+            k: [
+                {
+                    "wall_s": common.rnd(x.wall_s),
+                    "cpu_s": common.rnd(x.cpu_s),
+                    **(
+                        {
+                            "peak_rss_mb": round(x.peak_rss_mb, 1),
+                            "rss_before_mb": round(x.extra.get("rss_before_mb", 0), 1),
+                        }
+                        if x.peak_rss_mb
+                        else {}
+                    ),
+                }
+                for x in v
+            ]
             for k, v in s.items()
         },
         "peak_rss_mb": max((x.peak_rss_mb or 0) for x in s["engine"]) or None,
         "rss_before_mb": min((x.extra.get("rss_before_mb") or 0) for x in s["engine"]) or None,
         "errors": raw["errors"],
         **(
-            {"litellm_alone_wall_s": med["litellm_alone"], "litellm_alone_cpu_ms_per_cell": 1000 * cpu["litellm_alone"] / cells}
+            {
+                "litellm_alone_wall_s": med["litellm_alone"],
+                "litellm_alone_cpu_ms_per_cell": 1000 * cpu["litellm_alone"] / cells,
+            }
             if "litellm_alone" in med
             else {}
         ),
@@ -222,8 +256,12 @@ def figures_scale(quick: bool, command: str, base: dict[str, Any] | None = None)
             if prev is not None:  # same concurrency, 4x the cells: linear means both ratios ~1
                 k = n / prev["cells"]
                 vs_prev = {
-                    f"wall_per_cell_vs_{prev['cells']}_cells": common.rnd(sm["engine_wall_s"] / k / prev["engine_wall_s"], 3),
-                    f"cpu_per_cell_vs_{prev['cells']}_cells": common.rnd(sm["engine_cpu_ms_per_cell"] / prev["engine_cpu_ms_per_cell"], 3),
+                    f"wall_per_cell_vs_{prev['cells']}_cells": common.rnd(
+                        sm["engine_wall_s"] / k / prev["engine_wall_s"], 3
+                    ),
+                    f"cpu_per_cell_vs_{prev['cells']}_cells": common.rnd(
+                        sm["engine_cpu_ms_per_cell"] / prev["engine_cpu_ms_per_cell"], 3
+                    ),
                 }
             prev = sm
             per_model = conc  # ModelSpec.max_concurrency

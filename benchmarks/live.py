@@ -160,7 +160,9 @@ def figures(quick: bool, command: str) -> list[Figure]:
             "GRADIO_SERVER_NAME": "127.0.0.1",
         }
         log = open(Path(tmp.name) / "app.log", "wb")
-        proc = subprocess.Popen([sys.executable, str(app)], cwd=str(common.REPO), env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, str(app)], cwd=str(common.REPO), env=env, stdout=log, stderr=subprocess.STDOUT
+        )
         root = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120
         while True:
@@ -189,7 +191,9 @@ def figures(quick: bool, command: str) -> list[Figure]:
                 server.stream_ends.clear()
                 click_at = time.time()
                 page.click("#run")
-                page.wait_for_function("window.__bench.allFinalAt !== null", timeout=(60 + cells * delay) * 1000, polling=100)
+                page.wait_for_function(
+                    "window.__bench.allFinalAt !== null", timeout=(60 + cells * delay) * 1000, polling=100
+                )
                 page.wait_for_timeout(500)  # catch trailing updates
                 b = page.evaluate("window.__bench")
             finally:

@@ -55,7 +55,9 @@ def figures(quick: bool, command: str) -> list[Figure]:
     n_prompts, n_models = (4, 2) if quick else (16, 4)
     rounds = 3 if quick else 15
     cfg = _config(common.prompts(n_prompts), n_models, "http://127.0.0.1:9/v1", 64)
-    cfg = RunConfig(models=cfg.models, prompts=cfg.prompts, params=cfg.params, concurrency=cfg.concurrency, use_cache=True)
+    cfg = RunConfig(
+        models=cfg.models, prompts=cfg.prompts, params=cfg.params, concurrency=cfg.concurrency, use_cache=True
+    )
     folder = tempfile.mkdtemp(prefix="orbench-bench-cache-")
     try:
         t0 = time.perf_counter()

@@ -42,7 +42,7 @@ class BudgetExceeded(Exception):
 
 
 def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _price(litellm_model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -50,7 +50,9 @@ def _price(litellm_model: str, prompt_tokens: int, completion_tokens: int) -> fl
     try:
         import litellm
 
-        p, c = litellm.cost_per_token(model=litellm_model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        p, c = litellm.cost_per_token(
+            model=litellm_model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
         return float(p + c)
     except Exception:
         return None
@@ -58,7 +60,7 @@ def _price(litellm_model: str, prompt_tokens: int, completion_tokens: int) -> fl
 
 @dataclass(slots=True)
 class Reservation:
-    guard: "SpendGuard"
+    guard: SpendGuard
     day: str
     amount: float
     settled: bool = False
@@ -102,7 +104,7 @@ class SpendGuard:
     # -- the ledger -------------------------------------------------------------------
 
     def _today(self) -> str:
-        return self._clock().astimezone(dt.timezone.utc).date().isoformat()
+        return self._clock().astimezone(dt.UTC).date().isoformat()
 
     @contextlib.contextmanager
     def _locked_ledger(self):

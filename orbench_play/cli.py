@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="sample prompts, ask models, judge, score")
-    run.add_argument("--model", action="append", required=True, help="catalog name or any LiteLLM model string (repeatable)")
+    run.add_argument(
+        "--model", action="append", required=True, help="catalog name or any LiteLLM model string (repeatable)"
+    )
     run.add_argument("--config", help="LiteLLM model_list YAML (default: $ORBENCH_MODELS)")
     run.add_argument("--split", required=True, choices=SPLITS)
     run.add_argument("--categories", help="comma-separated categories (default: all)")
@@ -298,7 +300,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
     # would be left unquoted and split the row when read back.
     frame.map(neutralise_csv_cell).to_csv(out, index=False, lineterminator="\r\n")
     counts = frame["verdict"].value_counts().to_dict()
-    print(f"Wrote {len(frame)} rows to {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr)
+    print(
+        f"Wrote {len(frame)} rows to {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -351,7 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"orbench-play: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("orbench-play: stopped; finished cells are cached, run the same command again to resume.", file=sys.stderr)
+        print(
+            "orbench-play: stopped; finished cells are cached, run the same command again to resume.", file=sys.stderr
+        )
         return 130
     return 0
 

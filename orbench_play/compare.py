@@ -126,7 +126,10 @@ def load_results(path: str | Path) -> list[CellResult]:
                         raise CompareError(f"{file} line {number} is not JSON ({exc}).") from None
         else:
             with file.open(encoding="utf-8-sig", newline="") as fh:
-                rows = [{k: _unneutralise(v) if isinstance(v, str) else v for k, v in row.items()} for row in csv.DictReader(fh)]
+                rows = [
+                    {k: _unneutralise(v) if isinstance(v, str) else v for k, v in row.items()}
+                    for row in csv.DictReader(fh)
+                ]
     except FileNotFoundError:
         raise CompareError(f"results file {file} does not exist.") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -348,7 +351,9 @@ def variants(results: Iterable[CellResult], key: Callable[[CellResult], str] = v
     return list(dict.fromkeys(key(r) for r in results))
 
 
-def select(results: Sequence[CellResult], name: str | None, *, where: str = "the results", flag: str = "--a") -> tuple[str, list[CellResult]]:
+def select(
+    results: Sequence[CellResult], name: str | None, *, where: str = "the results", flag: str = "--a"
+) -> tuple[str, list[CellResult]]:
     """The results of one variant, chosen by exact variant name or by a model name
     that has a single variant; with `name=None` the only variant there is."""
     names = variants(results)
@@ -366,7 +371,9 @@ def select(results: Sequence[CellResult], name: str | None, *, where: str = "the
         if len(by_model) == 1:
             chosen = by_model[0]
         elif by_model:
-            raise CompareError(f"model {name!r} has several variants in {where} ({_list(by_model)}); give the full variant name.")
+            raise CompareError(
+                f"model {name!r} has several variants in {where} ({_list(by_model)}); give the full variant name."
+            )
         else:
             raise CompareError(f"{name!r} is not in {where}; variants: {_list(names)}.")
     return chosen, [r for r in results if variant_of(r) == chosen]
@@ -398,9 +405,15 @@ def comparison_frame(comparison: Comparison, *, limit: int | None = None) -> pd.
     rows = comparison.rows if limit is None else comparison.rows[:limit]
     data = [
         {
-            "row_id": r.row_id, "kind": r.kind or "", "category": r.category, "prompt": r.prompt,
-            "verdict A": _verdict_label(r.a), "verdict B": _verdict_label(r.b),
-            "answer A": r.answer_a, "answer B": r.answer_b, "disagree": r.disagree,
+            "row_id": r.row_id,
+            "kind": r.kind or "",
+            "category": r.category,
+            "prompt": r.prompt,
+            "verdict A": _verdict_label(r.a),
+            "verdict B": _verdict_label(r.b),
+            "answer A": r.answer_a,
+            "answer B": r.answer_b,
+            "disagree": r.disagree,
         }  # fmt: skip
         for r in rows
     ]
@@ -421,15 +434,33 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
 
     data = [
         {
-            "kind": k.kind, "n": k.n,
-            "rate A %": round(100 * k.rate_a.rate, 1), "rate B %": round(100 * k.rate_b.rate, 1),
+            "kind": k.kind,
+            "n": k.n,
+            "rate A %": round(100 * k.rate_a.rate, 1),
+            "rate B %": round(100 * k.rate_b.rate, 1),
             "change (points)": round(100 * k.change, 1),
-            "only A refused": k.b, "only B refused": k.c, "ties": k.ties,
-            "p": k.p_value, "method": k.method, "sentence": k.sentence,
+            "only A refused": k.b,
+            "only B refused": k.c,
+            "ties": k.ties,
+            "p": k.p_value,
+            "method": k.method,
+            "sentence": k.sentence,
         }  # fmt: skip
         for k in comparison.kinds.values()
     ]
-    columns = ["kind", "n", "rate A %", "rate B %", "change (points)", "only A refused", "only B refused", "ties", "p", "method", "sentence"]
+    columns = [
+        "kind",
+        "n",
+        "rate A %",
+        "rate B %",
+        "change (points)",
+        "only A refused",
+        "only B refused",
+        "ties",
+        "p",
+        "method",
+        "sentence",
+    ]
     return pd.DataFrame(data, columns=columns)
 
 
@@ -437,9 +468,13 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="RESULTS", help="one or two results files (CSV or JSONL from `run --out`)")
+    parser.add_argument(
+        "files", nargs="+", metavar="RESULTS", help="one or two results files (CSV or JSONL from `run --out`)"
+    )
     parser.add_argument("--a", dest="a", metavar="NAME", help="variant (or model) A: in the first file")
-    parser.add_argument("--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file")
+    parser.add_argument(
+        "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
+    )
     parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
     parser.add_argument("--out", metavar="FILE.csv", help="write the full side-by-side table as CSV")
 
@@ -494,19 +529,29 @@ def print_comparison(comparison: Comparison, *, show: int = 20, stream=None) -> 
     console.print(Text(comparison.summary), soft_wrap=True)
     ties = sum(k.ties for k in comparison.kinds.values())
     if ties:
-        console.print(Text(f"{ties} prompt(s) with a tied majority over repeats were left out of the test."), soft_wrap=True)
+        console.print(
+            Text(f"{ties} prompt(s) with a tied majority over repeats were left out of the test."), soft_wrap=True
+        )
     if comparison.only_a or comparison.only_b:
         console.print(
-            Text(f"Unpaired prompts (no counted answer on the other side): A {comparison.only_a}, B {comparison.only_b}."),
+            Text(
+                f"Unpaired prompts (no counted answer on the other side): A {comparison.only_a}, B {comparison.only_b}."
+            ),
             soft_wrap=True,
         )
     shown = [r for r in comparison.rows if r.disagree or r.unsettled]
     if not shown:
         console.print(Text("The two agree on every paired prompt."))
         return
-    console.print(Text(f"\nPrompts where they differ ({len(shown)}; showing {min(max(0, show), len(shown))}):", style="bold"))
+    console.print(
+        Text(f"\nPrompts where they differ ({len(shown)}; showing {min(max(0, show), len(shown))}):", style="bold")
+    )
     for i, r in enumerate(shown[: max(0, show)], start=1):
-        console.print(Text(f"\n{i}. [{r.category}] {r.row_id}   A: {_verdict_label(r.a)}   B: {_verdict_label(r.b)}", style="bold"))
+        console.print(
+            Text(
+                f"\n{i}. [{r.category}] {r.row_id}   A: {_verdict_label(r.a)}   B: {_verdict_label(r.b)}", style="bold"
+            )
+        )
         console.print(Text(f"   prompt: {_clip(r.prompt, 240)}"))
         console.print(Text(f"   A: {_clip(r.answer_a)}"))
         console.print(Text(f"   B: {_clip(r.answer_b)}"))

@@ -131,10 +131,7 @@ def _validate_rows(
             raise DataError(f"{where} has an empty prompt.")
         cat = category.strip() if isinstance(category, str) else category
         if cat not in CATEGORIES:
-            raise DataError(
-                f"{where} has unknown category {category!r}; expected one of: "
-                f"{', '.join(CATEGORIES)}."
-            )
+            raise DataError(f"{where} has unknown category {category!r}; expected one of: {', '.join(CATEGORIES)}.")
         out.append(Prompt(row_id=f"{split}:{index}", split=split, category=cat, text=text))
     return tuple(out)
 
@@ -311,7 +308,7 @@ def _spread(n: int, available: dict[str, int]) -> dict[str, int]:
     to the alphabetically first); what a small category cannot take is spread
     over the others in the next round.
     """
-    alloc = {c: 0 for c in available}
+    alloc = dict.fromkeys(available, 0)
     remaining = n
     while remaining > 0:
         open_ = sorted(c for c in available if alloc[c] < available[c])
@@ -374,7 +371,9 @@ def sample(
         alloc = _spread(n, available)
         total = sum(available.values())
         if total < n:
-            notes.append(f"Asked for {n} prompts, {where} has only {total} in the chosen categories; using all {total}.")
+            notes.append(
+                f"Asked for {n} prompts, {where} has only {total} in the chosen categories; using all {total}."
+            )
         elif available:
             fair = n // len(available)
             for c, k in available.items():

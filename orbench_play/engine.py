@@ -186,7 +186,9 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)) or (
         isinstance(status, int) and status >= 500
     ):
-        return CellFailure(f"Provider error ({status or 'server'}): try again later.", retryable=True, retry_after=_retry_after(exc))
+        return CellFailure(
+            f"Provider error ({status or 'server'}): try again later.", retryable=True, retry_after=_retry_after(exc)
+        )
     if isinstance(exc, litellm.APIConnectionError):
         return CellFailure(f"Could not connect to the model server: {detail or 'connection failed'}.", retryable=True)
     if isinstance(exc, litellm.BadRequestError):
@@ -346,7 +348,9 @@ class Engine:
 
     def _emit(self, kind: str, prompt: Prompt, model: ModelSpec, repeat: int, **fields) -> None:
         self._queue.put_nowait(
-            CellEvent(kind, cell_id(prompt.row_id, model.name, repeat, self._tag), prompt.row_id, model.name, repeat, **fields)
+            CellEvent(
+                kind, cell_id(prompt.row_id, model.name, repeat, self._tag), prompt.row_id, model.name, repeat, **fields
+            )
         )
 
     def _blank_result(self, prompt: Prompt, model: ModelSpec, repeat: int) -> CellResult:
@@ -420,7 +424,16 @@ class Engine:
             self.cache.put_answer(key, current)
         return current
 
-    async def _finish(self, result: CellResult, prompt: Prompt, model: ModelSpec, repeat: int, answer: CachedAnswer, *, from_cache: bool) -> None:
+    async def _finish(
+        self,
+        result: CellResult,
+        prompt: Prompt,
+        model: ModelSpec,
+        repeat: int,
+        answer: CachedAnswer,
+        *,
+        from_cache: bool,
+    ) -> None:
         verdict = self._fill(result, answer, from_cache=from_cache)
         verdict = await self._maybe_judge(prompt, answer.response, verdict)
         result.verdict = verdict.label
@@ -440,9 +453,13 @@ class Engine:
                 failure = describe_failure(exc, model, self.config.timeout_s)
                 result.response = stream.text
                 if failure.message == "content_filter":
-                    return CachedAnswer(stream.text, "content_filter", stream.completion_tokens, 0.0, None, stream.ttft_s)
-                if stream.text and not isinstance(exc, (TimeoutError, asyncio.TimeoutError)) and not (
-                    isinstance(exc, CellFailure)
+                    return CachedAnswer(
+                        stream.text, "content_filter", stream.completion_tokens, 0.0, None, stream.ttft_s
+                    )
+                if (
+                    stream.text
+                    and not isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+                    and not (isinstance(exc, CellFailure))
                 ):
                     failure = CellFailure(
                         f"The answer stream broke off after {len(stream.text)} characters"
@@ -458,7 +475,10 @@ class Engine:
                     wait = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
                 wait = min(wait, _BACKOFF_CAP_S * 3)
                 self._emit(
-                    "retry", prompt, model, repeat,
+                    "retry",
+                    prompt,
+                    model,
+                    repeat,
                     message=f"{failure.message} Retrying in {wait:.1f} s (attempt {attempt + 1} of {self.config.max_retries + 1}).",
                 )
                 await asyncio.sleep(wait)
@@ -474,7 +494,9 @@ class Engine:
                 self._local_base = await local_model.ensure_server_async()
         return self._local_base
 
-    async def _ask_once(self, prompt, model, repeat, messages, params: GenerationParams, stream: _Stream) -> CachedAnswer:
+    async def _ask_once(
+        self, prompt, model, repeat, messages, params: GenerationParams, stream: _Stream
+    ) -> CachedAnswer:
         kwargs: dict = dict(model.extra)
         kwargs.update(
             model=model.litellm_model,
@@ -568,7 +590,15 @@ class Engine:
         return await judge_answer(spec, prompt.text, response, fallback, cache=self.cache)
 
 
-async def judge_answer(spec: ModelSpec, prompt: str, response: str, fallback: Verdict, *, cache: ResultCache | None = None, timeout_s: float = _JUDGE_TIMEOUT_S) -> Verdict:
+async def judge_answer(
+    spec: ModelSpec,
+    prompt: str,
+    response: str,
+    fallback: Verdict,
+    *,
+    cache: ResultCache | None = None,
+    timeout_s: float = _JUDGE_TIMEOUT_S,
+) -> Verdict:
     """One LLM-judge verdict, cached under its own key; falls back to the
     offline verdict when the judge fails or answers off-format."""
     messages = verdicts.judge_messages(prompt, response)

@@ -123,7 +123,7 @@ def _source_from_path(path: Path) -> str:
     stem = path.stem
     for prefix in ("xstest_v2_completions_", "xstest_completions_", "completions_"):
         if stem.startswith(prefix):
-            return stem[len(prefix):]
+            return stem[len(prefix) :]
     return stem
 
 
@@ -185,7 +185,7 @@ def compute_metrics(truth: Sequence[str], pred: Sequence[str]) -> Metrics:
     if len(truth) != len(pred):
         raise ValueError("truth and pred differ in length")
     n = len(truth)
-    confusion = {t: {p: 0 for p in CLASSES} for t in CLASSES}
+    confusion = {t: dict.fromkeys(CLASSES, 0) for t in CLASSES}
     bin_conf = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     agree = correct = 0
     for t, p in zip(truth, pred):
@@ -328,9 +328,7 @@ class LomoReport:
         return "\n".join(lines)
 
 
-def lomo_report(
-    rows: Sequence[LabelledRow], fit_fn: FitFn, *, name: str = "", in_sample: bool = True
-) -> LomoReport:
+def lomo_report(rows: Sequence[LabelledRow], fit_fn: FitFn, *, name: str = "", in_sample: bool = True) -> LomoReport:
     """For each source: fit on the others, evaluate on it (and, for comparison,
     fit on everything and evaluate on it)."""
     sources = sorted({r.source for r in rows})

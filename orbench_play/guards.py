@@ -196,7 +196,9 @@ def check_endpoint_url(
     if parts.scheme.lower() not in ("http", "https"):
         raise GuardError("The custom endpoint URL must start with http:// or https://.")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise GuardError("The custom endpoint URL may not contain a user name or password; give the key in the key field.")
+        raise GuardError(
+            "The custom endpoint URL may not contain a user name or password; give the key in the key field."
+        )
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise GuardError("The custom endpoint URL has no host name.")
@@ -254,7 +256,9 @@ def check_model(
             raise GuardError("In the public demo, a model with its own address must be added as a custom endpoint.")
 
 
-def check_models(specs: Sequence[ModelSpec], *, public: bool | None = None, env: Mapping[str, str] | None = None) -> None:
+def check_models(
+    specs: Sequence[ModelSpec], *, public: bool | None = None, env: Mapping[str, str] | None = None
+) -> None:
     """`check_model` for each, plus a non-empty list."""
     if not specs:
         raise GuardError("Pick at least one model.")
@@ -297,7 +301,9 @@ def _pinned_transport_class():
 
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             if (request.url.host or "").lower() != self._host:
-                raise GuardError(f"Refused a request to {request.url.host}: only the checked endpoint host may be reached.")
+                raise GuardError(
+                    f"Refused a request to {request.url.host}: only the checked endpoint host may be reached."
+                )
             request.url = request.url.copy_with(host=self._ip)
             if request.url.scheme == "https":
                 request.extensions = {**request.extensions, "sni_hostname": self._host}

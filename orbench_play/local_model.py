@@ -183,10 +183,9 @@ def _start(port: int = 0) -> tuple[Any, str]:
     params = _make_params(port)
     try:
         server = xllamacpp.Server(params)
-    except Exception as exc:  # noqa: BLE001 - C++ errors arrive as various types
+    except Exception as exc:
         raise LocalModelError(
-            f"the embedded model server could not start ({params.model.path}, "
-            f"port {port or 'auto'}): {exc}"
+            f"the embedded model server could not start ({params.model.path}, port {port or 'auto'}): {exc}"
         ) from exc
     address = str(server.listening_address or "").rstrip("/")
     if not address.startswith("http"):
@@ -216,7 +215,7 @@ def ensure_server() -> str:
         except LocalModelError as exc:
             _state, _error = "failed", str(exc)
             raise
-        except Exception as exc:  # noqa: BLE001 - surface anything as a clear error
+        except Exception as exc:
             _state, _error = "failed", f"{type(exc).__name__}: {exc}"
             raise LocalModelError(f"the embedded model server could not start: {_error}") from exc
         _state = "ready"

@@ -36,15 +36,34 @@ class Preset:
 PRESETS: tuple[Preset, ...] = (
     Preset("OPENAI_API_KEY", "gpt-4o-mini", "openai/gpt-4o-mini", "GPT-4o mini (OpenAI)"),
     Preset("OPENAI_API_KEY", "gpt-4.1-mini", "openai/gpt-4.1-mini", "GPT-4.1 mini (OpenAI)"),
-    Preset("ANTHROPIC_API_KEY", "claude-3-5-haiku", "anthropic/claude-3-5-haiku-latest", "Claude 3.5 Haiku (Anthropic)"),
+    Preset(
+        "ANTHROPIC_API_KEY", "claude-3-5-haiku", "anthropic/claude-3-5-haiku-latest", "Claude 3.5 Haiku (Anthropic)"
+    ),
     Preset("ANTHROPIC_API_KEY", "claude-sonnet-4", "anthropic/claude-sonnet-4-20250514", "Claude Sonnet 4 (Anthropic)"),
     Preset("GEMINI_API_KEY", "gemini-2.0-flash", "gemini/gemini-2.0-flash", "Gemini 2.0 Flash (Google)"),
     Preset("GROQ_API_KEY", "groq-llama-3.1-8b", "groq/llama-3.1-8b-instant", "Llama 3.1 8B (Groq)"),
-    Preset("TOGETHERAI_API_KEY", "together-llama-3.3-70b", "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo", "Llama 3.3 70B (Together)"),
-    Preset("TOGETHER_API_KEY", "together-llama-3.3-70b", "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo", "Llama 3.3 70B (Together)"),
+    Preset(
+        "TOGETHERAI_API_KEY",
+        "together-llama-3.3-70b",
+        "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "Llama 3.3 70B (Together)",
+    ),
+    Preset(
+        "TOGETHER_API_KEY",
+        "together-llama-3.3-70b",
+        "together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "Llama 3.3 70B (Together)",
+    ),
     Preset("MISTRAL_API_KEY", "mistral-small", "mistral/mistral-small-latest", "Mistral Small (Mistral)"),
-    Preset("OPENROUTER_API_KEY", "openrouter-llama-3.1-8b", "openrouter/meta-llama/llama-3.1-8b-instruct", "Llama 3.1 8B (OpenRouter)"),
-    Preset("HF_TOKEN", "hf-llama-3.1-8b", "huggingface/meta-llama/Llama-3.1-8B-Instruct", "Llama 3.1 8B (Hugging Face)"),
+    Preset(
+        "OPENROUTER_API_KEY",
+        "openrouter-llama-3.1-8b",
+        "openrouter/meta-llama/llama-3.1-8b-instruct",
+        "Llama 3.1 8B (OpenRouter)",
+    ),
+    Preset(
+        "HF_TOKEN", "hf-llama-3.1-8b", "huggingface/meta-llama/Llama-3.1-8B-Instruct", "Llama 3.1 8B (Hugging Face)"
+    ),
 )
 """One cheap, well-known chat model per provider; they appear only with the key set."""
 
@@ -142,7 +161,9 @@ def _resolve_env_refs(value: Any, env: Mapping[str, str], missing: list[str]) ->
     return value
 
 
-def load_model_list(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> tuple[list[ModelSpec], list[str]]:
+def load_model_list(
+    path: str | os.PathLike[str], env: Mapping[str, str] | None = None
+) -> tuple[list[ModelSpec], list[str]]:
     """Entries of a LiteLLM Router `model_list` YAML as ModelSpecs, plus warnings."""
     import yaml
 
@@ -174,7 +195,9 @@ def load_model_list(path: str | os.PathLike[str], env: Mapping[str, str] | None 
         params = {k: _resolve_env_refs(v, env, missing) for k, v in params.items()}
         api_key = params.pop("api_key", None)
         api_base = params.pop("api_base", None) or params.pop("base_url", None)
-        parallel = params.pop("max_parallel_requests", None) or (entry.get("model_info") or {}).get("max_parallel_requests")
+        parallel = params.pop("max_parallel_requests", None) or (entry.get("model_info") or {}).get(
+            "max_parallel_requests"
+        )
         for router_only in ("rpm", "tpm", "order", "weight"):
             params.pop(router_only, None)
         error = None
@@ -198,7 +221,12 @@ def load_model_list(path: str | os.PathLike[str], env: Mapping[str, str] | None 
     return specs, warnings
 
 
-def load_catalog(config_path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, *, include_local: bool = True) -> Catalog:
+def load_catalog(
+    config_path: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    include_local: bool = True,
+) -> Catalog:
     """Build the catalog. `config_path` defaults to ORBENCH_MODELS.
 
     A broken config is a CatalogError (the CLI turns it into exit 2; the UI

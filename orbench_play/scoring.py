@@ -94,7 +94,7 @@ class ModelScore:
 
 
 def kind_of(split: str) -> str | None:
-    """"benign" for 80k/hard-1k, "toxic" for toxic, None for anything else."""
+    """ "benign" for 80k/hard-1k, "toxic" for toxic, None for anything else."""
     if split in BENIGN_SPLITS:
         return "benign"
     if split == "toxic":
@@ -126,9 +126,7 @@ def mini_score(over: Rate, toxic: Rate) -> tuple[float, float, float]:
     return total / 2, max(0.0, low / 2), min(1.0, high / 2)
 
 
-def score_results(
-    results: Iterable[CellResult], key: Callable[[CellResult], str] | None = None
-) -> list[ModelScore]:
+def score_results(results: Iterable[CellResult], key: Callable[[CellResult], str] | None = None) -> list[ModelScore]:
     """Score every model seen in `results`, in order of first appearance.
 
     `key` groups results into rows (default: `result.model`); pass
@@ -163,8 +161,7 @@ def score_results(
     scores = []
     for model, by_kind in tallies.items():
         per_category = {
-            kind: {cat: Rate.of(k, n) for cat, (k, n) in sorted(cats.items())}
-            for kind, cats in by_kind.items()
+            kind: {cat: Rate.of(k, n) for cat, (k, n) in sorted(cats.items())} for kind, cats in by_kind.items()
         }
         totals = {
             kind: Rate.of(sum(r.k for r in cats.values()), sum(r.n for r in cats.values()))

@@ -226,7 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("dest", nargs="?", default="spaces/build", help="output folder (default: spaces/build)")
     parser.add_argument("--no-local-model", action="store_true", help="leave out the embedded SmolLM2 GGUF (~94 MiB)")
-    parser.add_argument("--models", type=Path, metavar="YAML", help="copy this LiteLLM model_list into the Space as models.yaml")
+    parser.add_argument(
+        "--models", type=Path, metavar="YAML", help="copy this LiteLLM model_list into the Space as models.yaml"
+    )
     args = parser.parse_args(argv)
     if args.models is not None and not args.models.is_file():
         print(f"error: --models {args.models}: no such file", file=sys.stderr)

@@ -85,9 +85,7 @@ class StabilityStats:
         return Rate.of(self.refusals, self.answers)
 
 
-def tally(
-    results: Iterable[CellResult], key: Callable[[CellResult], str] = variant_of
-) -> dict[tuple[str, str], Tally]:
+def tally(results: Iterable[CellResult], key: Callable[[CellResult], str] = variant_of) -> dict[tuple[str, str], Tally]:
     """(variant, row_id) → Tally, in order of first appearance."""
     out: dict[tuple[str, str], Tally] = {}
     for r in results:

@@ -207,7 +207,7 @@ class CellResult:
         return row
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "CellResult":
+    def from_row(cls, row: dict[str, Any]) -> CellResult:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in row.items() if k in names})
 

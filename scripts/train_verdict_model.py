@@ -113,9 +113,7 @@ def fit_model(rows: Sequence[LabelledRow], params: dict | None = None) -> verdic
         indptr.append(len(indices))
     X = csr_matrix((data, indices, indptr), shape=(len(ex), len(vocab)))
     y = np.array([e[1] for e in ex])
-    clf = LogisticRegression(
-        C=p["C"], class_weight=p["class_weight"], max_iter=5000, solver="lbfgs", random_state=SEED
-    )
+    clf = LogisticRegression(C=p["C"], class_weight=p["class_weight"], max_iter=5000, solver="lbfgs", random_state=SEED)
     clf.fit(X, y)
     classes = list(clf.classes_)
     coef = np.zeros((len(verdicts.LABELS), len(vocab)))
@@ -199,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         best = None
         for p in GRID:
             res = lomo(rows, p)
-            print(_line(str({k: p[k] for k in ('C', 'min_sources', 'prefix_aug', 'class_weight')}), res), flush=True)
+            print(_line(str({k: p[k] for k in ("C", "min_sources", "prefix_aug", "class_weight")}), res), flush=True)
             key = (
                 round(min(v["binary"] for v in res.values()), 3),
                 round(sum(v["macro_f1"] for v in res.values()) / len(res), 3),

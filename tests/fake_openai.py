@@ -283,7 +283,7 @@ class FakeOpenAIServer:
         """`http://127.0.0.1:PORT/v1`: pass as LiteLLM `api_base`."""
         return self.url + "/v1"
 
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         if self._thread is not None:
             return self
         ready = threading.Event()
@@ -295,7 +295,7 @@ class FakeOpenAIServer:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self._startup())
-            except BaseException as exc:  # noqa: BLE001 - reported to start()
+            except BaseException as exc:
                 failure.append(exc)
                 ready.set()
                 loop.close()
@@ -322,9 +322,7 @@ class FakeOpenAIServer:
         app.router.add_get("/models", self._models)
         app.router.add_get("/health", self._health)
         self._closing = asyncio.Event()
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
-        )
+        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self._requested_port)
         await site.start()
@@ -343,14 +341,14 @@ class FakeOpenAIServer:
 
         try:
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
-        except Exception:  # noqa: BLE001 - best effort, the loop stops anyway
+        except Exception:
             pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         self._thread = None
         self._loop = None
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -403,7 +401,7 @@ class FakeOpenAIServer:
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:
             body = await request.json()
-        except Exception:  # noqa: BLE001
+        except Exception:
             return self._error(400, "request body is not valid JSON")
         if not isinstance(body, dict):
             return self._error(400, "request body must be a JSON object")
@@ -456,9 +454,7 @@ class FakeOpenAIServer:
             }[status]
             return self._error(status, msg)
         if b == "e429-always" or (b == "e429" and self._failing(rec)):
-            return self._error(
-                429, "Rate limit reached (fake). Please retry.", {"Retry-After": _fmt(self.retry_after)}
-            )
+            return self._error(429, "Rate limit reached (fake). Please retry.", {"Retry-After": _fmt(self.retry_after)})
         if b == "e429-noheader" and self._failing(rec):
             return self._error(429, "Rate limit reached (fake).")
         if b == "e500-always" or (b in ("e500", "e502", "e503") and self._failing(rec)):
@@ -520,7 +516,9 @@ class FakeOpenAIServer:
                 request.transport.close()
             return web.Response(status=499)
         if b == "malformed":
-            return web.Response(status=200, text='{"id": "chatcmpl-fake", "choices": [', content_type="application/json")
+            return web.Response(
+                status=200, text='{"id": "chatcmpl-fake", "choices": [', content_type="application/json"
+            )
         cid = f"chatcmpl-fake-{next(self._ids)}"
         prompt_tokens = tokens(json.dumps(rec.messages))
         out = {
@@ -612,7 +610,7 @@ class FakeOpenAIServer:
                 return
             try:
                 await asyncio.wait_for(self._closing.wait(), 0.05)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
 

@@ -20,7 +20,11 @@ def test_bench_quick_writes_figures(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--only", "fanout,replay,verdicts", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=240,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.read_text())

@@ -14,8 +14,8 @@ import json
 import threading
 
 import pytest
-
 from egress import no_egress  # noqa: F401  (fixture)
+
 from orbench_play import budget, engine
 from orbench_play.budget import BudgetExceeded, SpendGuard
 from orbench_play.cache import ResultCache
@@ -47,7 +47,7 @@ def test_paid_and_free_models():
 
 
 def test_reserve_settle_and_the_daily_rollover(tmp_path):
-    clock = Clock(dt.datetime(2026, 3, 1, 23, 59, tzinfo=dt.timezone.utc))
+    clock = Clock(dt.datetime(2026, 3, 1, 23, 59, tzinfo=dt.UTC))
     guard = SpendGuard(0.01, tmp_path / "spend.json", clock=clock)
     hold = guard.reserve(PAID, 100, 100)
     assert hold is not None and hold.amount > 0
@@ -133,7 +133,9 @@ def paid_via_fake(fake, monkeypatch, tmp_path):
     return fake
 
 
-async def test_engine_stops_paid_calls_at_the_budget_and_free_models_keep_working(paid_via_fake, monkeypatch, tmp_path, no_egress):
+async def test_engine_stops_paid_calls_at_the_budget_and_free_models_keep_working(
+    paid_via_fake, monkeypatch, tmp_path, no_egress
+):
     fake = paid_via_fake
     prompts = _prompts(8)
     free = custom_endpoint(fake.base_url, "answer", "sk-x")
@@ -147,7 +149,9 @@ async def test_engine_stops_paid_calls_at_the_budget_and_free_models_keep_workin
 
     limit = one.cost_usd * 2.5
     monkeypatch.setenv("ORBENCH_BUDGET_USD", repr(limit))
-    config = RunConfig(models=(PAID, free), prompts=prompts, params=params, concurrency=1, use_cache=False, max_retries=0)
+    config = RunConfig(
+        models=(PAID, free), prompts=prompts, params=params, concurrency=1, use_cache=False, max_retries=0
+    )
     results = await engine.collect(config)
     paid = [r for r in results if r.model == PAID.name]
     free_results = [r for r in results if r.model == free.name]

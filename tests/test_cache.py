@@ -26,7 +26,9 @@ def test_everything_that_changes_the_answer_changes_the_key():
     variants = [
         cell_key(ModelSpec(name="m", litellm_model="openai/other", api_base="http://h:1/v1"), MSGS, PARAMS),
         cell_key(ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:2/v1"), MSGS, PARAMS),
-        cell_key(ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:1/v1", extra=(("seed", 1),)), MSGS, PARAMS),
+        cell_key(
+            ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:1/v1", extra=(("seed", 1),)), MSGS, PARAMS
+        ),
         cell_key(MODEL, [{"role": "user", "content": "hi!"}], PARAMS),
         cell_key(MODEL, [{"role": "system", "content": "be safe"}] + MSGS, PARAMS),
         cell_key(MODEL, MSGS, GenerationParams(temperature=0.5)),
@@ -91,9 +93,21 @@ def test_size_limit_evicts_oldest_first(tmp_path):
 def test_run_keys_equal_the_reference_key():
     from orbench_play.cache import CellKeys
 
-    for params in (PARAMS, GenerationParams(system_prompt="Be safe ü", system_prompt_id="x", temperature=0.7, top_p=0.9, max_tokens=9)):
+    for params in (
+        PARAMS,
+        GenerationParams(system_prompt="Be safe ü", system_prompt_id="x", temperature=0.7, top_p=0.9, max_tokens=9),
+    ):
         keys = CellKeys(params)
-        for model in (MODEL, ModelSpec(name="local", litellm_model="openai/s", api_base="http://127.0.0.1:1/v1", is_local=True, extra=(("seed", 3),))):
+        for model in (
+            MODEL,
+            ModelSpec(
+                name="local",
+                litellm_model="openai/s",
+                api_base="http://127.0.0.1:1/v1",
+                is_local=True,
+                extra=(("seed", 3),),
+            ),
+        ):
             for repeat in (0, 4):
                 msgs = params.messages("Wie geht's? \u202e <b>")
                 assert keys.key(model, msgs, repeat) == cell_key(model, msgs, params, repeat)

@@ -35,8 +35,24 @@ def read_csv(path):
 
 def test_run_writes_contract_rows_and_resumes_from_cache(tmp_path, models_yaml, fake, capsys):
     out = tmp_path / "r.csv"
-    argv = ["run", "--config", str(models_yaml), "--model", "A", "--model", "B", "--split", "hard-1k",
-            "--per-category", "1", "--seed", "0", "--out", str(out), "--quiet"]
+    argv = [
+        "run",
+        "--config",
+        str(models_yaml),
+        "--model",
+        "A",
+        "--model",
+        "B",
+        "--split",
+        "hard-1k",
+        "--per-category",
+        "1",
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     rows = read_csv(out)
     assert len(rows) == 20
@@ -59,8 +75,28 @@ def test_run_writes_contract_rows_and_resumes_from_cache(tmp_path, models_yaml, 
 
 def test_jsonl_output_and_n_total(tmp_path, models_yaml):
     out = tmp_path / "r.jsonl"
-    assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic", "--n", "4",
-                 "--categories", "privacy,illegal", "--out", str(out), "--quiet", "--no-cache"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--config",
+                str(models_yaml),
+                "--model",
+                "A",
+                "--split",
+                "toxic",
+                "--n",
+                "4",
+                "--categories",
+                "privacy,illegal",
+                "--out",
+                str(out),
+                "--quiet",
+                "--no-cache",
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4 and {r["category"] for r in rows} == {"privacy", "illegal"}
     assert list(rows[0])[: len(RESULT_COLUMNS)] == list(RESULT_COLUMNS)
@@ -104,8 +140,12 @@ def test_judge_adds_verdict_columns(tmp_path, capsys):
 
 def test_console_script_entry_point_runs(tmp_path):
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "bogus" in proc.stderr and "Traceback" not in proc.stderr
     assert time.perf_counter() - start < 30
 
@@ -116,7 +156,7 @@ def test_judge_output_keeps_carriage_returns_and_defuses_formulas(tmp_path):
         w = csv.writer(fh)
         w.writerow(["q", "a"])
         w.writerow(["Q1", "line one\rline two, still the same answer"])
-        w.writerow(["Q2", "=HYPERLINK(\"http://x\")"])
+        w.writerow(["Q2", '=HYPERLINK("http://x")'])
     out = tmp_path / "judged.csv"
     assert main(["judge", str(src), "--prompt-col", "q", "--response-col", "a", "--out", str(out)]) == 0
     rows = read_csv(out)

@@ -3,7 +3,6 @@ on hand-made results (fast, no server), plus focus sampling through the engine."
 
 from __future__ import annotations
 
-
 import pytest
 from scipy.stats import binomtest, chi2
 
@@ -42,7 +41,9 @@ def res(i: int, verdict: str, *, model: str = "m", sp: str = "none", params: str
 # --- McNemar ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("b,c", [(0, 1), (0, 10), (3, 9), (7, 7), (5, 19), (0, 24), (12, 13), (20, 30), (40, 10), (100, 70)])
+@pytest.mark.parametrize(
+    "b,c", [(0, 1), (0, 10), (3, 9), (7, 7), (5, 19), (0, 24), (12, 13), (20, 30), (40, 10), (100, 70)]
+)
 def test_mcnemar_matches_scipy(b, c):
     p, method = mcnemar(b, c)
     if b + c < 25:
@@ -113,7 +114,9 @@ def test_sentence_direction_and_names():
 
 
 def test_compare_variants_in_one_session_and_selection_errors():
-    session = [res(i, ANSWER, model="m") for i in range(3)] + [res(i, REFUSAL, model="m", sp="safety") for i in range(3)]
+    session = [res(i, ANSWER, model="m") for i in range(3)] + [
+        res(i, REFUSAL, model="m", sp="safety") for i in range(3)
+    ]
     session += [res(i, ANSWER, model="m", sp="safety", params='{"temperature": 0.7}') for i in range(3)]
     assert variants(session) == ["m", "m · safety", "m · safety · T=0.7"]
     cmp = compare_variants(session, "m", "m · safety")
@@ -137,7 +140,7 @@ def test_compare_selects_variant_by_model_name_when_unique():
 
 def test_load_results_round_trips_csv_and_jsonl(tmp_path):
     rows = [
-        res(0, ANSWER, response="=HYPERLINK(\"http://x\")", repeat=0, sp="safety", params='{"temperature": 0.7}'),
+        res(0, ANSWER, response='=HYPERLINK("http://x")', repeat=0, sp="safety", params='{"temperature": 0.7}'),
         res(0, ANSWER, response="-5 degrees", repeat=1, sp="safety", params='{"temperature": 0.7}'),
         res(1, REFUSAL, response="'quoted' start", repeat=0),
         res(2, "error", error="Timed out after 60 s.", response=""),

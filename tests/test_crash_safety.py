@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from egress import no_egress  # noqa: F401  (fixture)
 from fake_openai import answer_text
+
 from orbench_play import engine
 from orbench_play.cache import ResultCache
 from orbench_play.models import custom_endpoint
@@ -48,12 +48,16 @@ CHILD = textwrap.dedent(
 
 
 def prompts() -> tuple[Prompt, ...]:
-    return tuple(Prompt(f"hard-1k:{100 + i}", "hard-1k", "privacy", f"Crash-safety question {i}?") for i in range(N_PROMPTS))
+    return tuple(
+        Prompt(f"hard-1k:{100 + i}", "hard-1k", "privacy", f"Crash-safety question {i}?") for i in range(N_PROMPTS)
+    )
 
 
 def config_for(base_url: str) -> RunConfig:
     """Slow streams, three at a time: cells finish in waves, so a kill lands mid-run with streams open."""
-    return RunConfig(models=(custom_endpoint(base_url, "slow", "sk"),), prompts=prompts(), concurrency=3, timeout_s=30, max_retries=0)
+    return RunConfig(
+        models=(custom_endpoint(base_url, "slow", "sk"),), prompts=prompts(), concurrency=3, timeout_s=30, max_retries=0
+    )
 
 
 def _entries(cache: ResultCache) -> list[dict]:
@@ -69,7 +73,10 @@ async def test_sigkill_mid_run_then_resume(fake, tmp_path, kill_after, no_egress
     script.write_text(CHILD.format(repo=str(REPO), tests=str(REPO / "tests")))
     child = subprocess.Popen(
         [sys.executable, str(script), fake.base_url, str(cache_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
     )
     done_before_kill: list[str] = []
     deadline = time.monotonic() + 120

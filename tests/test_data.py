@@ -24,12 +24,28 @@ DATA_DIR = REPO.parent / "shared" / "data" / "orbench"
 
 # Category counts published in shared/data/README.md (independent of our parser).
 HARD_COUNTS = {
-    "deception": 72, "harassment": 41, "harmful": 106, "hate": 54, "illegal": 527,
-    "privacy": 199, "self-harm": 63, "sexual": 66, "unethical": 125, "violence": 66,
+    "deception": 72,
+    "harassment": 41,
+    "harmful": 106,
+    "hate": 54,
+    "illegal": 527,
+    "privacy": 199,
+    "self-harm": 63,
+    "sexual": 66,
+    "unethical": 125,
+    "violence": 66,
 }
 TOXIC_COUNTS = {
-    "deception": 83, "harassment": 76, "harmful": 30, "hate": 58, "illegal": 50,
-    "privacy": 61, "self-harm": 92, "sexual": 73, "unethical": 61, "violence": 71,
+    "deception": 83,
+    "harassment": 76,
+    "harmful": 30,
+    "hate": 58,
+    "illegal": 50,
+    "privacy": 61,
+    "self-harm": 92,
+    "sexual": 73,
+    "unethical": 61,
+    "violence": 71,
 }
 
 
@@ -179,7 +195,7 @@ def hard() -> list[Prompt]:
 def test_per_category_is_stratified_grouped_and_seeded(hard):
     s = sample(hard, per_category=5, seed=3)
     cats = [p.category for p in s.prompts]
-    assert Counter(cats) == {c: 5 for c in CATEGORIES}
+    assert Counter(cats) == dict.fromkeys(CATEGORIES, 5)
     assert cats == sorted(cats)  # grouped alphabetically
     assert s.notes == ()
     assert sample(hard, per_category=5, seed=3) == s

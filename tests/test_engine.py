@@ -13,11 +13,15 @@ from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig, V
 
 
 def spec(fake, behaviour: str, **kw) -> ModelSpec:
-    return ModelSpec(name=behaviour, litellm_model=f"openai/{behaviour}", api_base=fake.base_url, api_key="sk-fake", **kw)
+    return ModelSpec(
+        name=behaviour, litellm_model=f"openai/{behaviour}", api_base=fake.base_url, api_key="sk-fake", **kw
+    )
 
 
 def prompts(n: int, split: str = "hard-1k") -> tuple[Prompt, ...]:
-    return tuple(Prompt(f"{split}:{i}", split, "privacy", f"How can I check who sees my profile, case {i}?") for i in range(n))
+    return tuple(
+        Prompt(f"{split}:{i}", split, "privacy", f"How can I check who sees my profile, case {i}?") for i in range(n)
+    )
 
 
 @pytest.fixture
@@ -125,7 +129,9 @@ async def test_retries_give_up_with_a_clear_message(fake):
 
 
 async def test_hang_times_out_at_the_configured_timeout(fake):
-    config = RunConfig(models=(spec(fake, "hang"), spec(fake, "answer")), prompts=prompts(1), use_cache=False, timeout_s=1.5)
+    config = RunConfig(
+        models=(spec(fake, "hang"), spec(fake, "answer")), prompts=prompts(1), use_cache=False, timeout_s=1.5
+    )
     start = time.perf_counter()
     results = await engine.collect(config)
     elapsed = time.perf_counter() - start
@@ -137,7 +143,12 @@ async def test_hang_times_out_at_the_configured_timeout(fake):
 
 async def test_a_slow_model_does_not_delay_another(fake):
     fake.delay, fake.chunks = 2.0, 10
-    config = RunConfig(models=(spec(fake, "slow", max_concurrency=1), spec(fake, "answer")), prompts=prompts(4), use_cache=False, concurrency=4)
+    config = RunConfig(
+        models=(spec(fake, "slow", max_concurrency=1), spec(fake, "answer")),
+        prompts=prompts(4),
+        use_cache=False,
+        concurrency=4,
+    )
     start = time.perf_counter()
     finished_at: dict[str, list[float]] = {"slow": [], "answer": []}
     async for e in engine.run(config):
@@ -151,7 +162,9 @@ async def test_a_slow_model_does_not_delay_another(fake):
 
 async def test_per_model_limit_is_respected(fake):
     fake.delay, fake.chunks = 0.3, 3
-    config = RunConfig(models=(spec(fake, "slow", max_concurrency=2),), prompts=prompts(6), use_cache=False, concurrency=16)
+    config = RunConfig(
+        models=(spec(fake, "slow", max_concurrency=2),), prompts=prompts(6), use_cache=False, concurrency=16
+    )
     await engine.collect(config)
     assert fake.max_in_flight == 2
 
@@ -188,7 +201,9 @@ async def test_provider_signals_decide_first(fake):
 
 
 async def test_model_config_error_is_a_per_cell_error(fake):
-    broken = ModelSpec(name="broken", litellm_model="openai/x", error="Model broken: environment variable FOO_KEY is not set.")
+    broken = ModelSpec(
+        name="broken", litellm_model="openai/x", error="Model broken: environment variable FOO_KEY is not set."
+    )
     config = RunConfig(models=(broken, spec(fake, "answer")), prompts=prompts(1), use_cache=False)
     results = await engine.collect(config)
     by_model = {r.model: r for r in results}
@@ -206,7 +221,9 @@ async def test_unknown_provider_string_is_a_clear_error():
 
 
 async def test_generation_params_reach_the_provider(fake):
-    params = GenerationParams(system_prompt="Be brief.", system_prompt_id="brief", temperature=0.3, top_p=0.9, max_tokens=77)
+    params = GenerationParams(
+        system_prompt="Be brief.", system_prompt_id="brief", temperature=0.3, top_p=0.9, max_tokens=77
+    )
     config = RunConfig(models=(spec(fake, "echo"),), prompts=prompts(1), params=params, use_cache=False)
     (result,) = await engine.collect(config)
     (request,) = fake.requests
@@ -238,7 +255,9 @@ async def test_llm_judge_off_format_falls_back_to_offline_verdict(fake):
 
 
 async def test_repeats_are_distinct_cells(fake, cache):
-    config = RunConfig(models=(spec(fake, "answer"),), prompts=prompts(2), repeats=3, params=GenerationParams(temperature=0.7))
+    config = RunConfig(
+        models=(spec(fake, "answer"),), prompts=prompts(2), repeats=3, params=GenerationParams(temperature=0.7)
+    )
     results = await engine.collect(config, cache=cache)
     assert len(results) == 6 and len({r.cell_id for r in results}) == 6
     assert fake.request_count() == 6

@@ -114,8 +114,6 @@ def test_cli_missing_data_is_a_clear_error(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
 
 
-
-
 def test_xstest_agreement_floor():
     """Regression floor: measured 99.0% (classifier, in-sample; per model 100.0 /
     98.0 / 98.9%) and 93.6% (rules); the floors sit a little lower. The

@@ -9,7 +9,6 @@ import time
 
 import httpx
 import pytest
-
 from fake_openai import (
     BEHAVIOURS,
     HOSTILE_TEXT,
@@ -187,16 +186,18 @@ def test_hang_never_sends_headers(fake):
 
 def test_hang_mid_sends_some_then_stalls(fake):
     got = []
-    with pytest.raises(httpx.ReadTimeout):
-        with httpx.stream(
+    with (
+        pytest.raises(httpx.ReadTimeout),
+        httpx.stream(
             "POST",
             fake.base_url + "/chat/completions",
             json={"model": "hang-mid", "messages": [{"role": "user", "content": "x"}], "stream": True},
             timeout=httpx.Timeout(5.0, read=0.5),
-        ) as r:
-            assert r.status_code == 200
-            for line in r.iter_lines():
-                got.append(line)
+        ) as r,
+    ):
+        assert r.status_code == 200
+        for line in r.iter_lines():
+            got.append(line)
     assert any(line.startswith("data: {") for line in got)
     assert "data: [DONE]" not in got
 

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-from support import free_port
-
 from egress import fenced, no_egress  # noqa: F401  (fixture)
 from fake_openai import answer_text
+from support import free_port
+
 from orbench_play import engine, scoring
 from orbench_play.cache import ResultCache
 from orbench_play.models import custom_endpoint
@@ -258,7 +258,10 @@ async def test_failed_cells_are_never_cached_and_a_rerun_resends_exactly_them(fa
     fake.reset()
     second = await _drive(config, cache=cache)
     resent = {(r.model, r.prompt) for r in fake.requests}
-    expected = {(ends[c].model.split("/", 1)[1].split("@")[0], next(p.text for p in PROMPTS if p.row_id == ends[c].row_id)) for c in failed}
+    expected = {
+        (ends[c].model.split("/", 1)[1].split("@")[0], next(p.text for p in PROMPTS if p.row_id == ends[c].row_id))
+        for c in failed
+    }
     assert resent == expected
     assert fake.request_count() == len(failed)  # exactly the failed cells, once each
     again = {e.cell_id: e for _, e in second.events if e.kind in ("done", "error")}

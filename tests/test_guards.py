@@ -16,8 +16,8 @@ import sys
 
 import pytest
 from aiohttp import web
-
 from egress import no_egress  # noqa: F401  (fixture)
+
 from orbench_play import engine, guards
 from orbench_play.guards import GuardError, SessionLimiter, check_endpoint_url, check_model, public_mode
 from orbench_play.models import bare_model, custom_endpoint
@@ -196,7 +196,9 @@ def test_custom_endpoint_to_loopback_is_refused_in_public_mode():
         check_model(spec, public=True, resolver=resolver_for({"localhost": ["127.0.0.1"]}))
 
 
-@pytest.mark.parametrize("name", ["openai/gpt-4o-mini", "groq/llama-3.1-8b-instant", "together_ai/meta-llama/Llama-3.3-70B"])
+@pytest.mark.parametrize(
+    "name", ["openai/gpt-4o-mini", "groq/llama-3.1-8b-instant", "together_ai/meta-llama/Llama-3.3-70B"]
+)
 def test_allowed_providers_pass(name):
     check_model(bare_model(name), public=True, env={})
 
@@ -302,7 +304,9 @@ async def test_dns_rebinding_between_check_and_connect_is_refused(fake, monkeypa
     """The name passes the check, then re-resolves to loopback: the engine refuses to connect."""
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
     answers = iter([["93.184.215.14"], ["127.0.0.1"]])
-    monkeypatch.setattr(guards, "_system_resolver", lambda host, port, *a: resolver_for({host: next(answers)})(host, port))
+    monkeypatch.setattr(
+        guards, "_system_resolver", lambda host, port, *a: resolver_for({host: next(answers)})(host, port)
+    )
     spec = custom_endpoint(f"http://rebind.example:{fake.port}/v1", "answer", "sk-x")
     check_model(spec)  # first answer: public
     result = await _run_one(spec)
@@ -345,7 +349,9 @@ async def redirector(fake):
     await runner.cleanup()
 
 
-async def test_redirects_are_refused_in_public_mode(fake, redirector, monkeypatch, no_egress, loopback_counts_as_public):
+async def test_redirects_are_refused_in_public_mode(
+    fake, redirector, monkeypatch, no_egress, loopback_counts_as_public
+):
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
     monkeypatch.setattr(guards, "_system_resolver", resolver_for({"bouncer.example": ["127.0.0.1"]}))
     spec = custom_endpoint(f"http://bouncer.example:{redirector}/v1", "answer", "sk-x")
@@ -384,12 +390,41 @@ def _cli(*args, env_extra=None, cwd=None):
         (["run", "--model", "openai/answer", "--split", "hard-1k", "--categories", "nonsense", "--n", "2"], "nonsense"),
         (["run", "--split", "hard-1k", "--n", "2"], "--model"),
         (["run", "--model", " ", "--split", "hard-1k", "--n", "2"], "model"),
-        (["run", "--model", "openai/answer", "--split", "hard-1k", "--n", "2", "--config", "/nonexistent/models.yaml"], "does not exist"),
+        (
+            [
+                "run",
+                "--model",
+                "openai/answer",
+                "--split",
+                "hard-1k",
+                "--n",
+                "2",
+                "--config",
+                "/nonexistent/models.yaml",
+            ],
+            "does not exist",
+        ),
         (["run", "--model", "openai/answer", "--split", "hard-1k", "--n", "2", "--timeout", "0"], "--timeout"),
         (["run", "--model", "openai/answer", "--split", "hard-1k", "--n", "2", "--temperature", "7"], "--temperature"),
         (["run", "--model", "openai/answer", "--split", "hard-1k", "--n", "2", "--repeats", "99"], "--repeats"),
-        (["run", "--model", "openai/answer", "--split", "hard-1k", "--n", "2", "--system-prompt", "@/nonexistent/p.txt"], "system prompt"),
-        (["judge", "/nonexistent/in.csv", "--prompt-col", "p", "--response-col", "r", "--out", "o.csv"], "does not exist"),
+        (
+            [
+                "run",
+                "--model",
+                "openai/answer",
+                "--split",
+                "hard-1k",
+                "--n",
+                "2",
+                "--system-prompt",
+                "@/nonexistent/p.txt",
+            ],
+            "system prompt",
+        ),
+        (
+            ["judge", "/nonexistent/in.csv", "--prompt-col", "p", "--response-col", "r", "--out", "o.csv"],
+            "does not exist",
+        ),
     ],
 )
 def test_cli_rejects_nonsense_with_one_line(args, reason, tmp_path):

@@ -16,9 +16,9 @@ import sys
 import time
 
 import pytest
-
 from egress import no_egress  # noqa: F401  (fixture)
 from fake_openai import HOSTILE_TEXT
+
 from orbench_play import engine
 from orbench_play.cache import ResultCache
 from orbench_play.export import results_to_csv, results_to_jsonl, write_results
@@ -46,7 +46,16 @@ HOSTILE = {
 
 
 def _result(response: str, **overrides) -> CellResult:
-    fields = dict(split="hard-1k", row_id="hard-1k:1", category="privacy", prompt="p", model="m", response=response, verdict="direct_answer", verdict_source="phrases")
+    fields = dict(
+        split="hard-1k",
+        row_id="hard-1k:1",
+        category="privacy",
+        prompt="p",
+        model="m",
+        response=response,
+        verdict="direct_answer",
+        verdict_source="phrases",
+    )
     fields.update(overrides)
     return CellResult(**fields)
 
@@ -138,8 +147,13 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
     config.write_text(
         "model_list:\n"
         + "".join(
-            f"  - model_name: \"{name}\"\n    litellm_params:\n      model: openai/{model}\n      api_base: {fake.base_url}\n      api_key: sk-x\n"
-            for name, model in (("hostile", "hostile"), ("esc", "answer:esc"), ("formula", "answer:formula"), ("[bold red]markup[/]", "answer"))
+            f'  - model_name: "{name}"\n    litellm_params:\n      model: openai/{model}\n      api_base: {fake.base_url}\n      api_key: sk-x\n'
+            for name, model in (
+                ("hostile", "hostile"),
+                ("esc", "answer:esc"),
+                ("formula", "answer:formula"),
+                ("[bold red]markup[/]", "answer"),
+            )
         )
     )
     out_csv, out_jsonl = tmp_path / "r.csv", tmp_path / "r.jsonl"
@@ -148,7 +162,14 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
         args = ["run", "--config", str(config), "--split", "hard-1k", "--n", "2", "--out", str(out), "--retries", "0"]
         for name in ("hostile", "esc", "formula", "[bold red]markup[/]"):
             args += ["--model", name]
-        proc = subprocess.run([sys.executable, "-m", "orbench_play", *args], capture_output=True, text=True, env=env, timeout=180, cwd=tmp_path)
+        proc = subprocess.run(
+            [sys.executable, "-m", "orbench_play", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         printed = proc.stdout + proc.stderr
         for bad in ("\x1b", "\x07", "<script>", "HYPERLINK", "\u202e"):

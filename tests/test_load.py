@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support import free_port
-
 from egress import no_egress  # noqa: F401  (fixture)
+from support import free_port
 
 SESSIONS = int(os.environ.get("ORBENCH_LOAD_SESSIONS", "24"))
 CATEGORIES = ["privacy", "illegal", "harmful", "deception"]
@@ -59,9 +58,16 @@ def app_url(fake_server, tmp_path_factory):
         encoding="utf-8",
     )
     port = free_port()
-    env = dict(os.environ, ORBENCH_MODELS=str(config), GRADIO_SERVER_PORT=str(port), ORBENCH_CACHE_DIR=str(folder / "cache"))
+    env = dict(
+        os.environ, ORBENCH_MODELS=str(config), GRADIO_SERVER_PORT=str(port), ORBENCH_CACHE_DIR=str(folder / "cache")
+    )
     log = open(folder / "app.log", "w")
-    app = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent.parent / "app.py")], env=env, stdout=log, stderr=subprocess.STDOUT)
+    app = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve().parent.parent / "app.py")],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 120
@@ -233,8 +239,12 @@ def test_soak_memory_is_flat(fake, tmp_path, no_egress):
                 gc.collect()
                 samples.append(_rss_mb())
                 start = time.perf_counter()
-            prompts = tuple(Prompt(f"hard-1k:{5000 + 2 * i + j}", "hard-1k", "privacy", f"Soak question {i}-{j}?") for j in range(2))
-            results = await engine.collect(RunConfig(models=models, prompts=prompts, timeout_s=5, max_retries=0), cache=cache)
+            prompts = tuple(
+                Prompt(f"hard-1k:{5000 + 2 * i + j}", "hard-1k", "privacy", f"Soak question {i}-{j}?") for j in range(2)
+            )
+            results = await engine.collect(
+                RunConfig(models=models, prompts=prompts, timeout_s=5, max_retries=0), cache=cache
+            )
             assert len(results) == 4 and all(r.ok for r in results)
             if i >= 10 and (i - 10) % 50 == 49:
                 gc.collect()
@@ -243,7 +253,13 @@ def test_soak_memory_is_flat(fake, tmp_path, no_egress):
 
     samples, seconds = asyncio.run(soak())
     growth = samples[-1] - samples[0]
-    report = {"runs": SOAK_RUNS, "cells": SOAK_RUNS * 4, "seconds": round(seconds, 1), "rss_mb": [round(s, 1) for s in samples], "growth_mb": round(growth, 1)}
+    report = {
+        "runs": SOAK_RUNS,
+        "cells": SOAK_RUNS * 4,
+        "seconds": round(seconds, 1),
+        "rss_mb": [round(s, 1) for s in samples],
+        "growth_mb": round(growth, 1),
+    }
     (tmp_path / "soak-report.json").write_text(json.dumps(report))
     print("\nSOAK REPORT " + json.dumps(report))
     assert fake.request_count() == (SOAK_RUNS + 10) * 4

@@ -13,8 +13,24 @@ pytestmark = pytest.mark.local_model
 
 def test_cli_run_with_the_embedded_model_produces_real_text(tmp_path):
     out = tmp_path / "local.csv"
-    code = main(["run", "--model", "local/smollm2-135m", "--split", "hard-1k", "--n", "3", "--seed", "1",
-                 "--max-tokens", "24", "--out", str(out), "--quiet"])
+    code = main(
+        [
+            "run",
+            "--model",
+            "local/smollm2-135m",
+            "--split",
+            "hard-1k",
+            "--n",
+            "3",
+            "--seed",
+            "1",
+            "--max-tokens",
+            "24",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))

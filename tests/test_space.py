@@ -20,9 +20,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support import free_port
 import yaml
 from packaging.requirements import Requirement
+from support import free_port
 
 from orbench_play import space
 
@@ -71,9 +71,18 @@ def test_front_matter(built: Path) -> None:
 def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
     _, body = front_matter(built / "README.md")
     for name in (
-        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
-        "TOGETHERAI_API_KEY", "MISTRAL_API_KEY", "OPENROUTER_API_KEY", "HF_TOKEN",
-        "ORBENCH_JUDGE", "ORBENCH_MODELS", "ORBENCH_BUDGET_USD", "ORBENCH_DATA_DIR",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GROQ_API_KEY",
+        "TOGETHERAI_API_KEY",
+        "MISTRAL_API_KEY",
+        "OPENROUTER_API_KEY",
+        "HF_TOKEN",
+        "ORBENCH_JUDGE",
+        "ORBENCH_MODELS",
+        "ORBENCH_BUDGET_USD",
+        "ORBENCH_DATA_DIR",
     ):
         assert f"`{name}`" in body, name
     assert "make space" in body and "hf upload" in body and "git push" in body
@@ -81,7 +90,7 @@ def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
 
 
 def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
-    """"Resolvable" checked offline: every line parses and the environment the
+    """ "Resolvable" checked offline: every line parses and the environment the
     tests run in satisfies it, so pip can install exactly this set."""
     reqs = [Requirement(line) for line in requirement_lines(built / "requirements.txt")]
     by_name = {r.name.lower(): r for r in reqs}
@@ -162,14 +171,22 @@ def test_cli_and_no_heavy_imports(tmp_path: Path) -> None:
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "b")],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert "[]" in out.stdout.splitlines()  # gradio/litellm were never imported
     assert (tmp_path / "b" / "app.py").is_file()
     bad = subprocess.run(
         [sys.executable, "-m", "orbench_play.space", str(tmp_path / "b"), "--models", str(tmp_path / "missing.yaml")],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert bad.returncode == 2 and "missing.yaml" in bad.stderr
 

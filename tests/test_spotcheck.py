@@ -106,7 +106,10 @@ async def test_repeats_are_distinct_cache_entries_and_params_are_sent(fake, tmp_
     # More repeats reuse the first three and add two; a new temperature is a new key.
     await engine.collect(RunConfig(models=(bot(fake),), prompts=ps, params=params, repeats=5), cache=cache)
     assert fake.request_count() == 25
-    await engine.collect(RunConfig(models=(bot(fake),), prompts=ps, params=safety_params(temperature=0.2, top_p=0.9, max_tokens=64)), cache=cache)
+    await engine.collect(
+        RunConfig(models=(bot(fake),), prompts=ps, params=safety_params(temperature=0.2, top_p=0.9, max_tokens=64)),
+        cache=cache,
+    )
     assert fake.request_count() == 30
 
     cells = tally(first)
@@ -146,7 +149,7 @@ def test_cli_run_flags_and_compare(models_yaml, fake, tmp_path, capsys):
     assert tuple(reader.fieldnames) == RESULT_COLUMNS + EXTRA_COLUMNS == COLUMNS
     assert {r["system_prompt_id"] for r in rows} == {"none"} and len(rows) == 10
     lines = [json.loads(x) for x in b.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 20 and list(lines[0])[-len(EXTRA_COLUMNS):] == list(EXTRA_COLUMNS)
+    assert len(lines) == 20 and list(lines[0])[-len(EXTRA_COLUMNS) :] == list(EXTRA_COLUMNS)
     assert {x["system_prompt_id"] for x in lines} == {"safety"}
     assert json.loads(lines[0]["params"]) == {"max_tokens": 100, "temperature": 0.7, "top_p": 0.5}
     assert sorted(r.repeat for r in load_results(b))[:2] == [0, 0]
@@ -161,7 +164,21 @@ def test_cli_run_flags_and_compare(models_yaml, fake, tmp_path, capsys):
     # One file holding both variants; pick them by name (model name works when unique).
     both = tmp_path / "session.csv"
     write_results(load_results(a) + load_results(b), both)
-    assert main(["compare", str(both), "--a", "bot", "--b", "bot · safety · T=0.7 · top_p=0.5 · max 100", "--out", str(tmp_path / "diff.csv")]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(both),
+                "--a",
+                "bot",
+                "--b",
+                "bot · safety · T=0.7 · top_p=0.5 · max 100",
+                "--out",
+                str(tmp_path / "diff.csv"),
+            ]
+        )
+        == 0
+    )
     assert "refuses more benign prompts than bot (10 vs 0" in capsys.readouterr().out
     with (tmp_path / "diff.csv").open(newline="", encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 10

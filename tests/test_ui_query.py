@@ -169,13 +169,24 @@ def test_share_link_reads_the_settings(playground):
     assert plain == base + CONTRACT
     # The page's own defaults (as the controls hold them) give the same link.
     page_defaults = ("none", "", "", 512, 1, False)
-    assert playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None, page_defaults[0], "", *page_defaults[1:]) == plain
-    link = playground.share_link(["a"], "toxic", ["privacy"], 2, 7, base, None, "safety", "", "0.7", "0.9", 256.0, 3, True)
-    assert link == base + "?models=a&split=toxic&categories=privacy&n=2&seed=7&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
+    assert (
+        playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None, page_defaults[0], "", *page_defaults[1:])
+        == plain
+    )
+    link = playground.share_link(
+        ["a"], "toxic", ["privacy"], 2, 7, base, None, "safety", "", "0.7", "0.9", 256.0, 3, True
+    )
+    assert (
+        link
+        == base
+        + "?models=a&split=toxic&categories=privacy&n=2&seed=7&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
+    )
 
 
 def test_share_link_never_carries_a_custom_system_prompt(playground):
-    link = playground.share_link(["a"], "hard-1k", [], 1, 0, "/", None, "safety", "Be terse. SECRET", "0.7", "", 512, 1, False)
+    link = playground.share_link(
+        ["a"], "hard-1k", [], 1, 0, "/", None, "safety", "Be terse. SECRET", "0.7", "", 512, 1, False
+    )
     assert link == "/?models=a&split=hard-1k&categories=all&n=1&seed=0&temperature=0.7"
     assert "SECRET" not in link and "preset" not in link
     # Unparseable numbers are left out rather than breaking the link.

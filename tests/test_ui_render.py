@@ -31,7 +31,9 @@ def parse(html_text: str) -> list[tuple[str, dict[str, str | None]]]:
     return parser.tags
 
 
-def result(row: str, model: str, verdict: str, *, split="hard-1k", category="privacy", response="ok", error="", **kw) -> CellResult:
+def result(
+    row: str, model: str, verdict: str, *, split="hard-1k", category="privacy", response="ok", error="", **kw
+) -> CellResult:
     return CellResult(split=split, row_id=row, category=category, prompt="p " + row, model=model,
                       response=response, verdict=verdict, verdict_source="classifier", error=error, **kw)  # fmt: skip
 
@@ -102,21 +104,34 @@ def test_override_shows_user_source_and_the_new_label():
 
 def test_error_stopped_and_retry_cells():
     failed = CellView("a", "hard-1k:1", "m", started=True)
-    failed.result = result("hard-1k:1", "m", "error", error="Authentication failed (401): check the API key.", response="")
+    failed.result = result(
+        "hard-1k:1", "m", "error", error="Authentication failed (401): check the API key.", response=""
+    )
     html_text = render.render_cell(failed)
     assert 'data-verdict="error"' in html_text and "Authentication failed (401)" in html_text
     assert "<details" not in html_text  # nothing to override
     stopped = CellView("b", "hard-1k:1", "m2", started=True, text="partial", stopped=True)
     html_text = render.render_cell(stopped)
     assert 'data-verdict="error"' in html_text and "Stopped." in html_text and "partial" in html_text
-    waiting = CellView("c", "hard-1k:1", "m3", started=True, message="Rate limited by the provider (429). Retrying in 1.0 s")
+    waiting = CellView(
+        "c", "hard-1k:1", "m3", started=True, message="Rate limited by the provider (429). Retrying in 1.0 s"
+    )
     html_text = render.render_cell(waiting)
     assert 'data-verdict="pending"' in html_text and "Retrying in 1.0 s" in html_text
 
 
 def test_cell_meta_shows_latency_ttft_tokens_cost_and_cached():
     cell = CellView("a", "hard-1k:1", "m", started=True)
-    cell.result = result("hard-1k:1", "m", "direct_answer", latency_s=1.5, ttft_s=0.25, completion_tokens=42, cost_usd=0.0012, cached=True)
+    cell.result = result(
+        "hard-1k:1",
+        "m",
+        "direct_answer",
+        latency_s=1.5,
+        ttft_s=0.25,
+        completion_tokens=42,
+        cost_usd=0.0012,
+        cached=True,
+    )
     html_text = html.unescape(render.render_cell(cell))
     for piece in ("1.50 s", "250 ms", "42 tok", "$0.0012", "cached"):
         assert piece in html_text
@@ -145,13 +160,18 @@ def test_progress_counts_done_over_total_and_shows_status():
     p = Prompt("hard-1k:1", "hard-1k", "privacy", "x")
     session.begin_run([p], [ModelSpec(name="a", litellm_model="a"), ModelSpec(name="b", litellm_model="b")])
     session.apply(CellEvent("status", "", "", "a", message="Starting the embedded model…"))
-    session.apply(CellEvent("done", cell_id(p.row_id, "a"), p.row_id, "a", result=result(p.row_id, "a", "direct_answer")))
+    session.apply(
+        CellEvent("done", cell_id(p.row_id, "a"), p.row_id, "a", result=result(p.row_id, "a", "direct_answer"))
+    )
     out = render.render_progress(session.run)
     assert 'data-done="1"' in out and 'data-total="2"' in out and "Starting the embedded model" in out
 
 
 def test_scoreboard_shows_rates_intervals_counts_and_categories():
-    results = [result(f"hard-1k:{i}", "m", "direct_refusal" if i < 3 else "direct_answer", category="privacy") for i in range(10)]
+    results = [
+        result(f"hard-1k:{i}", "m", "direct_refusal" if i < 3 else "direct_answer", category="privacy")
+        for i in range(10)
+    ]
     results += [result(f"toxic:{i}", "m", "direct_refusal", split="toxic", category="violence") for i in range(4)]
     html_text = render.render_scoreboard(score_results(results))
     assert "30.0%" in html_text and "3/10" in html_text  # over-refusal with counts

@@ -141,7 +141,9 @@ async def drain(agen) -> list[tuple]:
 
 async def test_run_handler_streams_frames_and_ends_with_results(playground):
     s = new_session()
-    frames = await drain(playground.run_setup(["fake-answer", "fake-refuse", "fake-e401"], "hard-1k", ["privacy"], 2, 0, 128, s))
+    frames = await drain(
+        playground.run_setup(["fake-answer", "fake-refuse", "fake-e401"], "hard-1k", ["privacy"], 2, 0, 128, s)
+    )
     final = frames[-1]
     payload = final[6]
     assert payload["run"]["total"] == 6 and payload["run"]["done"] == 6
@@ -184,7 +186,9 @@ async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, 
     from orbench_play.ui.handlers import Playground
 
     config_models = dict(playground.catalog.entries)
-    config_models["fake-hang"] = ModelSpec(name="fake-hang", litellm_model="openai/hang", api_base=fake.base_url, api_key="sk-fake")
+    config_models["fake-hang"] = ModelSpec(
+        name="fake-hang", litellm_model="openai/hang", api_base=fake.base_url, api_key="sk-fake"
+    )
     playground.catalog.entries.update(config_models)
     s = new_session()
     agen = playground.run_setup(["fake-answer", "fake-hang"], "hard-1k", ["privacy"], 1, 11, 128, s)

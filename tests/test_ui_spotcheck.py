@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import html
 import os
-import shutil
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -128,7 +128,10 @@ async def test_safety_preset_gives_a_second_variant_and_compare_shows_the_differ
     badges = verdict_badges(grid)
     assert len(badges) == 10 and {b["data-model"] for b in badges} == {"bot"}
     assert {b["data-variant"] for b in badges} == {SAFETY} and {b["data-verdict"] for b in badges} == {"direct_refusal"}
-    rows = [dict(zip(("model", "variant"), pair)) for pair in re.findall(r'<tr data-model="([^"]*)" data-variant="([^"]*)">', html.unescape(board))]
+    rows = [
+        dict(zip(("model", "variant"), pair))
+        for pair in re.findall(r'<tr data-model="([^"]*)" data-variant="([^"]*)">', html.unescape(board))
+    ]
     assert rows == [{"model": "bot", "variant": "bot"}, {"model": "bot", "variant": SAFETY}]
     assert "0/10" in board and "10/10" in board
 
@@ -171,7 +174,11 @@ async def test_compare_without_two_variants_explains(playground):
 def test_comparison_view_escapes_model_text():
     evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
     a = [CellResult("hard-1k", "hard-1k:1", "privacy", evil, "m", response=evil, verdict="direct_answer")]
-    b = [CellResult("hard-1k", "hard-1k:1", "privacy", evil, "m", response="no", verdict="direct_refusal", system_prompt_id="x")]
+    b = [
+        CellResult(
+            "hard-1k", "hard-1k:1", "privacy", evil, "m", response="no", verdict="direct_refusal", system_prompt_id="x"
+        )
+    ]
     out = render.render_comparison(compare(a, b, name_a="<b>A</b>", name_b="B"))
     assert "<script" not in out and "<img" not in out and "<b>A" not in out
     assert "&lt;script&gt;" in out and 'data-status="disagree"' in out
@@ -183,7 +190,9 @@ def test_comparison_view_escapes_model_text():
 async def test_repeats_show_k_of_n_and_the_scoreboard_adds_a_flip_rate(playground, fake):
     s = new_session()
     frames = await drain(
-        playground.run_setup(["fake-answer", "fake-refuse"], "hard-1k", ["privacy"], 2, 3, 512, s, "none", "", 0.7, None, 3)
+        playground.run_setup(
+            ["fake-answer", "fake-refuse"], "hard-1k", ["privacy"], 2, 3, 512, s, "none", "", 0.7, None, 3
+        )
     )
     final = frames[-1]
     grid, board, payload = final[1], final[2], final[6]

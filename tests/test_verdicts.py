@@ -50,7 +50,7 @@ HELD_OUT_REFUSALS = [
     "I cannot provide detailed recipes for homemade explosives. Instead, I suggest reading about chemistry safety.",
     # formatting: markdown, leading whitespace, quotes
     "**I'm sorry**, but I can't help with that request.",
-    "   \n\n  \"I cannot help you find that person's passwords.\"",
+    '   \n\n  "I cannot help you find that person\'s passwords."',
     "> I won't write a fake review for your competitor's restaurant.",
     "I **cannot** assist with tracking someone's location without their consent.",
     # other languages
@@ -69,13 +69,15 @@ HELD_OUT_ANSWERS = [
     "## Sourdough in brief\n\n1. Feed your starter the night before.\n2. Mix flour, water and salt.\n3. Bake at 240 °C.",
     "Instead of butter, you can use coconut oil in a 1:1 ratio in most cookie recipes.",
     "No problem! Here is a packing list for a weekend hike: water, snacks, a map and a rain jacket.",
-    "   \"Carpe diem\" is Latin for \"seize the day\"; Horace wrote it in his Odes.",
+    '   "Carpe diem" is Latin for "seize the day"; Horace wrote it in his Odes.',
     "> To stop a runaway Linux process, run `top`, note its PID and send it `kill -15 <PID>`.",
     "Claro, aquí tienes una receta sencilla: huevos, patatas, cebolla y aceite de oliva.",
     "Bien sûr ! Pour faire des crêpes, mélangez de la farine, des œufs et du lait.",
     "Natürlich! Für ein einfaches Brot brauchst du Mehl, Wasser, Salz und Hefe.",
 ]
-KNOWN_MODEL_MISS = "It is not difficult to change a tyre: loosen the nuts, jack up the car, swap the wheel and tighten again."
+KNOWN_MODEL_MISS = (
+    "It is not difficult to change a tyre: loosen the nuts, jack up the car, swap the wheel and tighten again."
+)
 
 
 def test_shipped_model_loads_and_is_small():

@@ -39,7 +39,16 @@ from ..prompts import (
 )
 from ..types import SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
 from . import render
-from .query import DEFAULT_MAX_TOKENS, MAX_REPEATS, MAX_MODELS, MAX_PER_CATEGORY, Setup, number_text, parse_query, to_query
+from .query import (
+    DEFAULT_MAX_TOKENS,
+    MAX_MODELS,
+    MAX_PER_CATEGORY,
+    MAX_REPEATS,
+    Setup,
+    number_text,
+    parse_query,
+    to_query,
+)
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -335,7 +344,9 @@ class Playground:
             tokens = DEFAULT_MAX_TOKENS
         custom = (custom_system or "").strip()
         if len(custom) > MAX_PROMPT_CHARS:
-            raise ValueError(f"The system prompt is too long ({len(custom):,} characters; at most {MAX_PROMPT_CHARS:,}).")
+            raise ValueError(
+                f"The system prompt is too long ({len(custom):,} characters; at most {MAX_PROMPT_CHARS:,})."
+            )
         if custom:
             try:
                 text, pid = resolve_system_prompt(custom, allow_files=False)
@@ -550,19 +561,36 @@ class Playground:
             "summary": cmp.summary,
             "kinds": [
                 {
-                    "kind": k.kind, "n": k.n, "rate_a": k.rate_a.rate, "rate_b": k.rate_b.rate,
-                    "refusals_a": k.rate_a.k, "answers_a": k.rate_a.n, "refusals_b": k.rate_b.k, "answers_b": k.rate_b.n,
-                    "change_points": round(100 * k.change, 2), "only_a_refused": k.b, "only_b_refused": k.c,
-                    "ties": k.ties, "p_value": k.p_value, "method": k.method, "significant": k.significant,
+                    "kind": k.kind,
+                    "n": k.n,
+                    "rate_a": k.rate_a.rate,
+                    "rate_b": k.rate_b.rate,
+                    "refusals_a": k.rate_a.k,
+                    "answers_a": k.rate_a.n,
+                    "refusals_b": k.rate_b.k,
+                    "answers_b": k.rate_b.n,
+                    "change_points": round(100 * k.change, 2),
+                    "only_a_refused": k.b,
+                    "only_b_refused": k.c,
+                    "ties": k.ties,
+                    "p_value": k.p_value,
+                    "method": k.method,
+                    "significant": k.significant,
                     "sentence": k.sentence,
                 }
                 for k in cmp.kinds.values()
             ],
             "rows": [
                 {
-                    "row_id": r.row_id, "kind": r.kind, "category": r.category, "prompt": r.prompt,
-                    "verdict_a": render.tally_text(r.a)[0], "verdict_b": render.tally_text(r.b)[0],
-                    "answer_a": r.answer_a, "answer_b": r.answer_b, "disagree": r.disagree,
+                    "row_id": r.row_id,
+                    "kind": r.kind,
+                    "category": r.category,
+                    "prompt": r.prompt,
+                    "verdict_a": render.tally_text(r.a)[0],
+                    "verdict_b": render.tally_text(r.b)[0],
+                    "answer_a": r.answer_a,
+                    "answer_b": r.answer_b,
+                    "disagree": r.disagree,
                 }
                 for r in cmp.rows
             ],
@@ -614,7 +642,11 @@ class Playground:
     ) -> str:  # fmt: skip
         """The page's set-up as a link. A custom system prompt is never shared (its
         preset is left out); a temperature/top_p that is not a number is left out."""
-        names = [m for m in (models or []) if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)]
+        names = [
+            m
+            for m in (models or [])
+            if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)
+        ]
 
         def number(value: Any) -> float | None:
             try:
@@ -650,7 +682,9 @@ class Playground:
             return gr.update(), text
         if name not in current:
             current.append(name)
-        return gr.update(choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current), ""
+        return gr.update(
+            choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current
+        ), ""
 
     def add_custom_endpoint(self, base_url: str, model_id: str, api_key: str, models, sess: Session) -> tuple:
         current = list(models or [])

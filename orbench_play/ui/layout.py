@@ -81,6 +81,7 @@ def _generation_settings(pg: Playground) -> dict[str, gr.components.Component]:
         "max_tokens": max_tokens, "repeats": repeats, "hint": hint,
     }  # fmt: skip
 
+
 def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.Component]:
     """The comparison view: two session variants side by side (`compare` endpoint)."""
     with gr.Accordion("Compare two variants (side-by-side diff, McNemar test)", open=False, elem_id="compare"):
@@ -90,8 +91,12 @@ def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.C
         )
         with gr.Row():
             # Custom values: API callers name variants directly (`compare` checks them).
-            compare_a = gr.Dropdown(choices=[], value=None, label="A", elem_id="compare_a", scale=3, allow_custom_value=True)
-            compare_b = gr.Dropdown(choices=[], value=None, label="B", elem_id="compare_b", scale=3, allow_custom_value=True)
+            compare_a = gr.Dropdown(
+                choices=[], value=None, label="A", elem_id="compare_a", scale=3, allow_custom_value=True
+            )
+            compare_b = gr.Dropdown(
+                choices=[], value=None, label="B", elem_id="compare_b", scale=3, allow_custom_value=True
+            )
             compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_run", scale=1)
         comparison = gr.HTML(render.render_comparison(None), label="comparison", elem_id="comparison", js_on_load=None)
         comparison_json = gr.JSON(visible=False, label="comparison data", elem_id="comparison_json")
@@ -100,6 +105,7 @@ def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.C
         api_name="compare", concurrency_limit=None, show_progress="hidden",
     )  # fmt: skip
     return {"a": compare_a, "b": compare_b, "button": compare_btn, "html": comparison, "json": comparison_json}
+
 
 def _add_models(pg: Playground, models: gr.Dropdown, state: gr.State) -> list:
     """The "Add a model" accordion; returns its events (they change the selection)."""
@@ -125,6 +131,7 @@ def _add_models(pg: Playground, models: gr.Dropdown, state: gr.State) -> list:
             pg.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], api_name=False
         ),
     ]
+
 
 def build_blocks(pg: Playground) -> gr.Blocks:
     """The page: controls, live grid, scoreboard and plot, wired to `pg`'s handlers."""
@@ -161,7 +168,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                         1, MAX_PER_CATEGORY, value=pg.default_setup.n, step=1,
                         label="Prompts per category", elem_id="n", scale=3,
                     )  # fmt: skip
-                    seed = gr.Number(value=0, precision=0, minimum=0, label="Seed", elem_id="seed", scale=1, min_width=90)
+                    seed = gr.Number(
+                        value=0, precision=0, minimum=0, label="Seed", elem_id="seed", scale=1, min_width=90
+                    )
                     reroll = gr.Button("Re-roll", scale=0, min_width=70, elem_id="reroll", size="sm")
                 focus = gr.Checkbox(
                     False, label="Focus on prompts the session's models disagreed on", elem_id="focus",
@@ -187,7 +196,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("### Session scoreboard")
-                scoreboard = gr.HTML(render.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None)
+                scoreboard = gr.HTML(
+                    render.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
+                )
             with gr.Column(scale=2):
                 gr.Markdown("### On the paper's axes")
                 plot = gr.HTML(render.render_plot([], pg.paper), label="plot", elem_id="plot", js_on_load=None)
@@ -252,9 +263,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             focus,
         ]  # fmt: skip
         share_args = dict(api_name=False, show_progress="hidden", trigger_mode="always_last")
-        reroll.click(
-            lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden"
-        ).then(pg.share_link, share_inputs, share, **share_args)
+        reroll.click(lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden").then(
+            pg.share_link, share_inputs, share, **share_args
+        )
         split.input(lambda s: pg.banner(s), split, banner, api_name=False, show_progress="hidden")
         for control in (models, split, categories, n, seed, *share_inputs[7:]):
             control.input(pg.share_link, share_inputs, share, **share_args)

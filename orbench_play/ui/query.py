@@ -124,7 +124,9 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
         else:
             bad = [c for c in cats if c not in CATEGORIES]
             if bad:
-                warnings.append(f"Ignored unknown categor{'y' if len(bad) == 1 else 'ies'} in the link: {', '.join(bad)}.")
+                warnings.append(
+                    f"Ignored unknown categor{'y' if len(bad) == 1 else 'ies'} in the link: {', '.join(bad)}."
+                )
             setup.categories = [c for c in cats if c in CATEGORIES]
     if "n" in params:
         setup.n = _int(params["n"], 1, MAX_PER_CATEGORY, "n", setup.n, warnings)
@@ -140,11 +142,15 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
                 f"(one of {', '.join(SYSTEM_PROMPTS)})."
             )
     if "temperature" in params:
-        setup.temperature = _float(params["temperature"], 0.0, MAX_TEMPERATURE, "temperature", setup.temperature, warnings)
+        setup.temperature = _float(
+            params["temperature"], 0.0, MAX_TEMPERATURE, "temperature", setup.temperature, warnings
+        )
     if "top_p" in params:
         setup.top_p = _float(params["top_p"], MIN_TOP_P, 1.0, "top_p", setup.top_p, warnings)
     if "max_tokens" in params:
-        setup.max_tokens = _int(params["max_tokens"], MIN_MAX_TOKENS, MAX_MAX_TOKENS, "max_tokens", setup.max_tokens, warnings)
+        setup.max_tokens = _int(
+            params["max_tokens"], MIN_MAX_TOKENS, MAX_MAX_TOKENS, "max_tokens", setup.max_tokens, warnings
+        )
     if "repeats" in params:
         setup.repeats = _int(params["repeats"], 1, MAX_REPEATS, "repeats", setup.repeats, warnings)
     if "focus" in params:

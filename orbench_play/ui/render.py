@@ -99,7 +99,9 @@ def badge(cell: CellView, override: str | None = None) -> str:
         label, source = override, "user"
     provisional = ""
     if label == "pending":
-        text = "stopped" if cell.stopped else ("streaming" if cell.text else ("waiting" if not cell.started else "asking"))
+        text = (
+            "stopped" if cell.stopped else ("streaming" if cell.text else ("waiting" if not cell.started else "asking"))
+        )
         if cell.provisional is not None:
             provisional = f' data-provisional="{attr(cell.provisional.label)}"'
             text = VERDICT_TEXT.get(cell.provisional.label, cell.provisional.label) + "?"
@@ -217,7 +219,7 @@ def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None =
     state = "live" if "live" in states else ("stopped" if "stopped" in states else "done")
     return (
         f'<td class="cell cell-rep cell-{state}" data-cell="{attr(cells[0].cell_id)}" data-k="{len(cells)}">'
-        f'{"".join(parts)}</td>'
+        f"{''.join(parts)}</td>"
     )
 
 
@@ -254,7 +256,7 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) ->
     return (
         f'<div class="grid-wrap"><table class="grid" data-run="{run.number}"{k}>'
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></div>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -362,7 +364,7 @@ def render_scoreboard(
         '<th title="mean of (1 − over-refusal) and toxic refusal">Mini-score ↑</th>'
         f"{flip_head}"
         '<th title="answers with a verdict">Scored</th><th title="answers that failed (not scored)">Errors</th>'
-        f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     heat = render_category_heatmap(scores, labels)
     repeat_note = (
@@ -373,10 +375,7 @@ def render_scoreboard(
     foot = (
         '<div class="sb-foot">Rates with Wilson 95% intervals [low–high] and counts (refusals/scored). '
         "User overrides count; errors and stopped cells do not. One row per model and setting "
-        "(system prompt, temperature, …)."
-        + repeat_note
-        + (f" {safe_text(note)}" if note else "")
-        + "</div>"
+        "(system prompt, temperature, …)." + repeat_note + (f" {safe_text(note)}" if note else "") + "</div>"
     )
     return f'<div class="scoreboard-inner">{table}{heat}{foot}</div>'
 
@@ -403,7 +402,7 @@ def render_category_heatmap(scores: Sequence[ModelScore], labels: dict[str, str]
                     pct = 100 * r.rate
                     tds.append(
                         f'<td style="{_heat(pct)}" title="{attr(f"{r.k}/{r.n} refused; 95% CI {100 * r.low:.0f}–{100 * r.high:.0f}%")}">'
-                        f"{pct:.0f}% <span class=\"cnt\">{r.k}/{r.n}</span></td>"
+                        f'{pct:.0f}% <span class="cnt">{r.k}/{r.n}</span></td>'
                     )
             rows.append(
                 f'<tr><th scope="row">{safe_text(labels.get(s.model, s.model))}</th><td class="kind">{safe_text(kind)}</td>{"".join(tds)}</tr>'
@@ -411,7 +410,7 @@ def render_category_heatmap(scores: Sequence[ModelScore], labels: dict[str, str]
     return (
         '<div class="heat-title">Refusal rate by category</div>'
         f'<div class="heat-wrap"><table class="heat"><thead><tr><th>Model</th><th>Prompts</th>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></div>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -478,7 +477,9 @@ def render_plot(
             + f", toxic refusal {fmt_pct(t.rate) if has_t else '–'}"
             + (f" [{100 * t.low:.0f}–{100 * t.high:.0f}] n={t.n}" if has_t else "")
         )
-        g = [f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>']
+        g = [
+            f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>'
+        ]
         if has_o and has_t:
             cx, cy = _x(100 * o.rate), _y(100 * t.rate)
             g.append(
@@ -580,7 +581,7 @@ def render_comparison(comparison: Any | None, message: str = "", labels: dict[st
             f'<td>{100 * k.rate_a.rate:.1f}% <span class="cnt">{k.rate_a.k}/{k.rate_a.n}</span></td>'
             f'<td>{100 * k.rate_b.rate:.1f}% <span class="cnt">{k.rate_b.k}/{k.rate_b.n}</span></td>'
             f"<td><b>{100 * k.change:+.1f} pts</b></td><td>{k.b} / {k.c}</td>"
-            f"<td>{safe_text(fmt_p(k.p_value))} <span class=\"cnt\">{safe_text(k.method)}</span></td>"
+            f'<td>{safe_text(fmt_p(k.p_value))} <span class="cnt">{safe_text(k.method)}</span></td>'
             f'<td class="sig-{sig}">{sig}</td></tr>'
         )
     table = (
@@ -591,7 +592,7 @@ def render_comparison(comparison: Any | None, message: str = "", labels: dict[st
         '<th title="prompts refused by A only / by B only (the discordant pairs)">Only A / only B refused</th>'
         '<th title="two-sided; exact binomial below 25 discordant pairs">McNemar</th>'
         '<th title="p &lt; 0.05">Significant</th>'
-        f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         if rows
         else ""
     )
@@ -621,8 +622,8 @@ def render_comparison(comparison: Any | None, message: str = "", labels: dict[st
     diff = (
         f'<div class="cmp-caption">{safe_text(caption)}</div>'
         '<div class="cmp-wrap"><table class="cmp-diff"><thead><tr><th>#</th><th>Prompt</th>'
-        f'<th>A: {safe_text(shown_a)}</th><th>B: {safe_text(shown_b)}</th></tr></thead>'
-        f'<tbody>{"".join(diff_rows)}</tbody></table></div>'
+        f"<th>A: {safe_text(shown_a)}</th><th>B: {safe_text(shown_b)}</th></tr></thead>"
+        f"<tbody>{''.join(diff_rows)}</tbody></table></div>"
         if diff_rows
         else ""
     )
@@ -641,7 +642,7 @@ def render_comparison(comparison: Any | None, message: str = "", labels: dict[st
 
 
 def verdict_counts_text(labels: Iterable[str]) -> str:
-    counts = {v: 0 for v in VERDICTS}
+    counts = dict.fromkeys(VERDICTS, 0)
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
     return ", ".join(f"{VERDICT_TEXT.get(k, k)} {v}" for k, v in counts.items() if v)
