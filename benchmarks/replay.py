@@ -20,7 +20,8 @@ from .report import Figure, ratio
 
 
 def _fill(cache, config) -> list[str]:
-    from orbench_play import engine, verdicts
+    from orbench_play import cache as cache_mod
+    from orbench_play import verdicts
     from orbench_play.cache import CachedAnswer, cell_key
 
     keys = []
@@ -37,7 +38,7 @@ def _fill(cache, config) -> list[str]:
             cache.put_answer(
                 key,
                 CachedAnswer(text, "stop", len(text) // 4, 0.0, 1.02, 0.05,
-                             verdict.label, verdict.source, engine.classifier_version()),
+                             verdict.label, verdict.source, cache_mod.classifier_version()),
             )  # fmt: skip
             keys.append(key)
     return keys

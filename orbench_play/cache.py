@@ -14,15 +14,18 @@ because they cost a call.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .types import GenerationParams, ModelSpec
+from . import verdicts
+from .types import GenerationParams, ModelSpec, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +129,34 @@ class CachedAnswer:
         }
 
 
+# --- the offline verdict stored with an answer ---------------------------------------
+
+
+@functools.cache
+def classifier_version() -> str:
+    """A digest of the offline classifier's code and weights: a cached verdict is
+    reused only while recomputing it would give the same answer."""
+    digest = hashlib.sha256(Path(verdicts.__file__).read_bytes())
+    for weights in sorted((Path(verdicts.__file__).parent / "assets").glob("verdict*")):
+        digest.update(weights.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def with_current_verdict(answer: CachedAnswer) -> CachedAnswer:
+    """The answer carrying today's offline verdict (provider signal, then the
+    classifier), computed only when it has none or one from an older classifier."""
+    if answer.verdict and answer.verdict_version == classifier_version():
+        return answer
+    verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
+    return replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
+
+
+def offline_verdict(answer: CachedAnswer) -> Verdict:
+    """The offline verdict of an answer; the stored one while it is current."""
+    answer = with_current_verdict(answer)
+    return Verdict(answer.verdict or "", answer.verdict_source or "")
+
+
 class ResultCache:
     """A thin, failure-tolerant wrapper over `diskcache.Cache`.
 
@@ -160,10 +191,8 @@ class ResultCache:
         self.warning = f"Cache disabled: {why}; continuing without it."
         log.warning(self.warning)
         if self._cache is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken cache may fail too; it is dropped anyway
                 self._cache.close()
-            except Exception:
-                pass
         self._cache = None
 
     def get_answer(self, key: str) -> CachedAnswer | None:
@@ -233,7 +262,7 @@ _default: ResultCache | None = None
 
 def default_cache() -> ResultCache:
     """The process-wide cache handle (one of the two globals the architecture allows)."""
-    global _default
+    global _default  # noqa: PLW0603 -- the one process-wide cache handle, swapped when ORBENCH_CACHE_DIR changes
     if _default is None or Path(_default.directory) != default_cache_dir():
         _default = ResultCache(default_cache_dir())
     return _default

@@ -309,7 +309,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
     from .cache import default_cache
-    from .engine import judge_answer
+    from .judging import judge_answer
 
     cache = default_cache()
     gate = asyncio.Semaphore(concurrency)

@@ -26,106 +26,21 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 
 from . import budget, verdicts
-from .cache import CachedAnswer, CellKeys, ResultCache, judge_key
+from .cache import CachedAnswer, CellKeys, ResultCache, offline_verdict, with_current_verdict
+from .failures import CellFailure, describe_failure, reserve_budget
+from .judging import _default_judge_resolver, judge_answer
+from .llm import COSTS, litellm_module
 from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_CAP_S = 20.0
-_JUDGE_TIMEOUT_S = 60.0
-_litellm_ready = False
-
-
-def _litellm():
-    """Import LiteLLM once, lazily, with everything switched off that costs
-    time per call and is of no use here (telemetry, debug banners, callbacks)."""
-    global _litellm_ready
-    import litellm
-
-    if not _litellm_ready:
-        litellm.telemetry = False
-        litellm.suppress_debug_info = True
-        litellm.drop_params = True  # e.g. top_p on providers that reject it
-        litellm.turn_off_message_logging = True
-        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
-        _litellm_ready = True
-    return litellm
-
-
-_classifier_version: str | None = None
-
-
-def classifier_version() -> str:
-    """A digest of the offline classifier's code and weights: a cached verdict is
-    reused only while recomputing it would give the same answer."""
-    global _classifier_version
-    if _classifier_version is None:
-        import hashlib
-        from pathlib import Path
-
-        digest = hashlib.sha256(Path(verdicts.__file__).read_bytes())
-        for weights in sorted((Path(verdicts.__file__).parent / "assets").glob("verdict*")):
-            digest.update(weights.read_bytes())
-        _classifier_version = digest.hexdigest()[:16]
-    return _classifier_version
-
-
-def with_current_verdict(answer: CachedAnswer) -> CachedAnswer:
-    """The answer carrying today's offline verdict (provider signal, then the
-    classifier), computed only when it has none or one from an older classifier."""
-    if answer.verdict and answer.verdict_version == classifier_version():
-        return answer
-    verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
-    return replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
-
-
-def offline_verdict(answer: CachedAnswer) -> Verdict:
-    """The offline verdict of an answer; the stored one while it is current."""
-    answer = with_current_verdict(answer)
-    return Verdict(answer.verdict or "", answer.verdict_source or "")
-
-
-def warm_up() -> None:
-    """Pay LiteLLM's import and first-call set-up (1-2 s of CPU) now, off the
-    event loop, so the first visitor's run does not stall everyone else's.
-
-    The call goes to a loopback port where nothing listens, so it fails at once
-    and sends nothing anywhere.
-    """
-    litellm = _litellm()
-
-    async def failing_call() -> None:
-        with contextlib.suppress(Exception):
-            response = await litellm.acompletion(
-                model="openai/warm-up",
-                api_base="http://127.0.0.1:9/v1",
-                api_key="none",
-                messages=[{"role": "user", "content": "hi"}],
-                stream=True,
-                max_retries=0,
-                num_retries=0,
-                timeout=3,
-            )
-            async for _ in response:
-                pass
-
-    asyncio.run(failing_call())
 
 
 def cell_ids(config: RunConfig) -> list[str]:
     """The ids a run's events will carry, in cell order."""
     return Engine(config).cell_ids()
-
-
-class CellFailure(Exception):
-    """A cell that ended without an answer; `message` is what the user sees."""
-
-    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None):
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        self.retry_after = retry_after
 
 
 @dataclass(slots=True)
@@ -137,123 +52,6 @@ class _Stream:
     completion_tokens: int | None = None
     prompt_tokens: int | None = None
     ttft_s: float | None = None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-    if not headers:
-        return None
-    try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-    except Exception:
-        return None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        return None
-
-
-def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> CellFailure:
-    """Map any exception from LiteLLM (or the network under it) to a short
-    human message, and say whether trying again could help."""
-    if isinstance(exc, CellFailure):
-        return exc
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return CellFailure(f"Timed out after {timeout_s:g} s.")
-    litellm = _litellm()
-    status = getattr(exc, "status_code", None)
-    detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
-    if isinstance(exc, litellm.Timeout):
-        return CellFailure(f"Timed out after {timeout_s:g} s.")
-    unreachable = _connection_failure(exc)
-    if unreachable is not None:  # LiteLLM reports these as 500 "Connection error."
-        return unreachable
-    if isinstance(exc, litellm.RateLimitError) or status == 429:
-        return CellFailure("Rate limited by the provider (429).", retryable=True, retry_after=_retry_after(exc))
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
-        from .models import provider_key_env
-
-        hint = provider_key_env(spec.litellm_model)
-        return CellFailure("Authentication failed (401): check the API key" + (f" ({hint})." if hint else "."))
-    if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
-        return CellFailure("Access denied by the provider (403).")
-    if isinstance(exc, litellm.NotFoundError) or status == 404:
-        return CellFailure(f"Unknown model or endpoint (404): {spec.litellm_model}.")
-    if isinstance(exc, litellm.ContentPolicyViolationError):
-        return CellFailure("content_filter")  # handled as a provider refusal by the caller
-    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)) or (
-        isinstance(status, int) and status >= 500
-    ):
-        return CellFailure(
-            f"Provider error ({status or 'server'}): try again later.", retryable=True, retry_after=_retry_after(exc)
-        )
-    if isinstance(exc, litellm.APIConnectionError):
-        return CellFailure(f"Could not connect to the model server: {detail or 'connection failed'}.", retryable=True)
-    if isinstance(exc, litellm.BadRequestError):
-        return CellFailure(f"Rejected by the provider: {detail or 'bad request'}.")
-    return CellFailure(f"{exc.__class__.__name__}: {detail or 'unexpected error'}.")
-
-
-def _connection_failure(exc: BaseException) -> CellFailure | None:
-    """A failure to reach the server at all (DNS, refused, reset before any
-    answer), found anywhere in the exception's cause chain."""
-    import socket
-
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    connect_error = False
-    from .guards import GuardError
-
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, GuardError):  # refused by a public-mode guard (e.g. a redirect)
-            return CellFailure(str(cause))
-        if isinstance(cause, (TimeoutError, asyncio.TimeoutError)):
-            return None
-        if isinstance(cause, socket.gaierror):
-            return CellFailure("Could not connect to the model server: its host name does not resolve.")
-        if isinstance(cause, ConnectionRefusedError):
-            return CellFailure("Could not connect to the model server: connection refused.", retryable=True)
-        if type(cause).__name__ in ("APIConnectionError", "ConnectError", "ClientConnectorError"):
-            connect_error = True
-        cause = cause.__cause__ or cause.__context__
-    if connect_error:
-        return CellFailure("Could not connect to the model server.", retryable=True)
-    return None
-
-
-def _reserve_budget(model: ModelSpec, messages: list[dict[str, str]], max_tokens: int):
-    """ORBENCH_BUDGET_USD: admit a paid call (None when free/no budget) or fail the cell."""
-    try:
-        return budget.reserve(model, sum(len(m.get("content") or "") for m in messages), max_tokens)
-    except budget.BudgetExceeded as exc:
-        raise CellFailure(str(exc)) from None
-
-
-class _CostBook:
-    """LiteLLM's cost data, looked up once per model (unknown models cost 0)."""
-
-    def __init__(self) -> None:
-        self._unknown: set[str] = set()
-
-    def cost(self, spec: ModelSpec, prompt_tokens: int | None, completion_tokens: int | None) -> float:
-        if spec.is_local or spec.api_base or spec.litellm_model in self._unknown:
-            return 0.0
-        if not prompt_tokens and not completion_tokens:
-            return 0.0
-        try:
-            p, c = _litellm().cost_per_token(
-                model=spec.litellm_model, prompt_tokens=prompt_tokens or 0, completion_tokens=completion_tokens or 0
-            )
-            return float(p + c)
-        except Exception:
-            self._unknown.add(spec.litellm_model)
-            return 0.0
-
-
-_COSTS = _CostBook()
 
 
 class Engine:
@@ -382,7 +180,7 @@ class Engine:
                 raise CellFailure(model.error)
             sem = self._per_model.setdefault(model.name, asyncio.Semaphore(max(1, model.max_concurrency)))
             async with sem, self._global:
-                hold = _reserve_budget(model, messages, params.max_tokens)
+                hold = reserve_budget(model, messages, params.max_tokens)
                 cost = 0.0
                 try:
                     answer = await self._ask_with_retries(prompt, model, repeat, messages, params, result)
@@ -472,7 +270,7 @@ class Engine:
                 attempt += 1
                 wait = failure.retry_after
                 if wait is None:
-                    wait = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+                    wait = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)  # noqa: S311 -- retry jitter, not security
                 wait = min(wait, _BACKOFF_CAP_S * 3)
                 self._emit(
                     "retry",
@@ -535,7 +333,7 @@ class Engine:
                     await client.close()
 
     async def _stream_answer(self, prompt, model, repeat, kwargs: dict, stream: _Stream) -> CachedAnswer:
-        litellm = _litellm()
+        litellm = litellm_module()
         live = verdicts.LiveVerdict()
         start = time.perf_counter()
         async with asyncio.timeout(self.config.timeout_s):
@@ -567,7 +365,7 @@ class Engine:
             response=stream.text,
             finish_reason=stream.finish_reason,
             completion_tokens=stream.completion_tokens,
-            cost_usd=_COSTS.cost(model, stream.prompt_tokens, stream.completion_tokens),
+            cost_usd=COSTS.cost(model, stream.prompt_tokens, stream.completion_tokens),
             latency_s=round(latency, 4),
             ttft_s=None if stream.ttft_s is None else round(stream.ttft_s, 4),
         )
@@ -588,77 +386,6 @@ class Engine:
         except Exception as exc:
             return replace(fallback, rationale=f"judge unavailable: {exc}")
         return await judge_answer(spec, prompt.text, response, fallback, cache=self.cache)
-
-
-async def judge_answer(
-    spec: ModelSpec,
-    prompt: str,
-    response: str,
-    fallback: Verdict,
-    *,
-    cache: ResultCache | None = None,
-    timeout_s: float = _JUDGE_TIMEOUT_S,
-) -> Verdict:
-    """One LLM-judge verdict, cached under its own key; falls back to the
-    offline verdict when the judge fails or answers off-format."""
-    messages = verdicts.judge_messages(prompt, response)
-    key = judge_key(spec, messages, verdicts.JUDGE_VERSION)
-    if cache is not None:
-        hit = cache.get_judge(key)
-        if hit:
-            return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
-    kwargs: dict = dict(spec.extra)
-    kwargs.update(verdicts.JUDGE_PARAMS)
-    kwargs.update(model=spec.litellm_model, messages=messages, timeout=timeout_s, num_retries=2)
-    client = hold = None
-    cost = 0.0
-    try:
-        # The judge is a model call like any other: same endpoint guard in public
-        # mode, same daily spend cap, and the embedded model needs its server.
-        api_base = spec.api_base
-        if spec.is_local:
-            from . import local_model
-
-            api_base = await local_model.ensure_server_async()
-        if api_base:
-            kwargs["api_base"] = api_base
-        if spec.api_key:
-            kwargs["api_key"] = spec.api_key
-        if api_base and not spec.is_local:
-            from . import guards
-
-            client = await guards.endpoint_client(spec)
-            if client is not None:
-                kwargs["client"] = client
-        hold = _reserve_budget(spec, messages, int(verdicts.JUDGE_PARAMS.get("max_tokens", 96)))
-        async with asyncio.timeout(timeout_s):
-            reply = await _litellm().acompletion(**kwargs)
-        text = reply.choices[0].message.content or ""
-        usage = getattr(reply, "usage", None)
-        cost = _COSTS.cost(spec, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        why = describe_failure(exc, spec, timeout_s).message
-        return replace(fallback, rationale=f"judge failed: {why}")
-    finally:
-        budget.settle(hold, cost)
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
-    label = verdicts.parse_judge(text)
-    if label is None:
-        return replace(fallback, rationale=f"judge answered off-format: {text[:80]!r}")
-    rationale = text.strip()[:300]
-    if cache is not None:
-        cache.put_judge(key, label, rationale)
-    return Verdict(label, f"llm:{spec.name}", rationale=rationale)
-
-
-def _default_judge_resolver(name: str) -> ModelSpec:
-    from .models import load_catalog
-
-    return load_catalog(include_local=True).resolve(name)
 
 
 _SENTINEL = CellEvent("done", "", "", "")

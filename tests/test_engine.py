@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from orbench_play import engine
+from orbench_play import cache as cache_mod
+from orbench_play import engine, judging
 from orbench_play.cache import ResultCache
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig, Verdict
 
@@ -270,11 +271,11 @@ async def test_judge_goes_through_the_public_endpoint_guard(fake, monkeypatch):
     fake.set_text("judge-model", "[indirect_refusal] deflects")
     visitor_judge = spec(fake, "judge-model")  # a visitor's endpoint on loopback: not allowed in public mode
     fallback = Verdict("direct_answer", "classifier")
-    verdict = await engine.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
+    verdict = await judging.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
     assert verdict.label == "direct_answer" and "judge failed" in verdict.rationale
     assert fake.request_count("judge-model") == 0
     monkeypatch.setenv("ORBENCH_PUBLIC", "0")
-    verdict = await engine.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
+    verdict = await judging.judge_answer(visitor_judge, "q", "Sure, here is how.", fallback)
     assert verdict.label == "indirect_refusal" and fake.request_count("judge-model") == 1
 
 
@@ -289,4 +290,4 @@ async def test_entries_from_an_older_classifier_replay_and_are_brought_up_to_dat
     (result,) = await engine.collect(config, cache=cache)
     assert result.cached and result.verdict == "direct_refusal" and fake.request_count() == 0
     stored = cache.get_answer(key)
-    assert stored.verdict == "direct_refusal" and stored.verdict_version == engine.classifier_version()
+    assert stored.verdict == "direct_refusal" and stored.verdict_version == cache_mod.classifier_version()

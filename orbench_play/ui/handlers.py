@@ -79,10 +79,10 @@ def warm_up() -> None:
         if _warmed.is_set():
             return
         try:
-            from .. import engine, verdicts
+            from .. import llm, verdicts
 
             verdicts.LiveVerdict().finish("Sure, here you go.", "stop")  # loads the classifier
-            engine.warm_up()
+            llm.warm_up()
         except Exception:  # the run will report the real error per cell
             log.exception("warming up LiteLLM failed")
         _warmed.set()

@@ -1,0 +1,91 @@
+"""The optional LLM judge: one call per finished answer, cached under its own key.
+
+The judge is a model call like any other (endpoint guard in public mode, daily
+spend cap, the embedded model's server), so it goes through the same helpers
+as the engine's cells; the prompt and the parser live in `verdicts`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+
+from . import budget, verdicts
+from .cache import ResultCache, judge_key
+from .failures import describe_failure, reserve_budget
+from .llm import COSTS, litellm_module
+from .types import ModelSpec, Verdict
+
+_JUDGE_TIMEOUT_S = 60.0
+
+
+async def judge_answer(
+    spec: ModelSpec,
+    prompt: str,
+    response: str,
+    fallback: Verdict,
+    *,
+    cache: ResultCache | None = None,
+    timeout_s: float = _JUDGE_TIMEOUT_S,
+) -> Verdict:
+    """One LLM-judge verdict, cached under its own key; falls back to the
+    offline verdict when the judge fails or answers off-format."""
+    messages = verdicts.judge_messages(prompt, response)
+    key = judge_key(spec, messages, verdicts.JUDGE_VERSION)
+    if cache is not None:
+        hit = cache.get_judge(key)
+        if hit:
+            return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
+    kwargs: dict = dict(spec.extra)
+    kwargs.update(verdicts.JUDGE_PARAMS)
+    kwargs.update(model=spec.litellm_model, messages=messages, timeout=timeout_s, num_retries=2)
+    client = hold = None
+    cost = 0.0
+    try:
+        # The judge is a model call like any other: same endpoint guard in public
+        # mode, same daily spend cap, and the embedded model needs its server.
+        api_base = spec.api_base
+        if spec.is_local:
+            from . import local_model
+
+            api_base = await local_model.ensure_server_async()
+        if api_base:
+            kwargs["api_base"] = api_base
+        if spec.api_key:
+            kwargs["api_key"] = spec.api_key
+        if api_base and not spec.is_local:
+            from . import guards
+
+            client = await guards.endpoint_client(spec)
+            if client is not None:
+                kwargs["client"] = client
+        hold = reserve_budget(spec, messages, int(verdicts.JUDGE_PARAMS.get("max_tokens", 96)))
+        async with asyncio.timeout(timeout_s):
+            reply = await litellm_module().acompletion(**kwargs)
+        text = reply.choices[0].message.content or ""
+        usage = getattr(reply, "usage", None)
+        cost = COSTS.cost(spec, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        why = describe_failure(exc, spec, timeout_s).message
+        return replace(fallback, rationale=f"judge failed: {why}")
+    finally:
+        budget.settle(hold, cost)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+    label = verdicts.parse_judge(text)
+    if label is None:
+        return replace(fallback, rationale=f"judge answered off-format: {text[:80]!r}")
+    rationale = text.strip()[:300]
+    if cache is not None:
+        cache.put_judge(key, label, rationale)
+    return Verdict(label, f"llm:{spec.name}", rationale=rationale)
+
+
+def _default_judge_resolver(name: str) -> ModelSpec:
+    from .models import load_catalog
+
+    return load_catalog(include_local=True).resolve(name)
