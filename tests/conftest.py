@@ -69,6 +69,7 @@ atexit.register(shutil.rmtree, _CACHE_DIR, True)
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
+from egress import no_egress  # noqa: E402, F401 -- a fixture: importing it here offers it to every test
 from fake_openai import FakeOpenAIServer  # noqa: E402
 
 

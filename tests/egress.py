@@ -1,6 +1,6 @@
 """A test-only network fence: nothing may leave 127.0.0.1.
 
-`no_egress` (import it into a test module to use it) patches name resolution
+`no_egress` (a fixture every test can use: conftest.py provides it) patches name resolution
 and `socket.connect` for the duration of a test:
 
 - `getaddrinfo` answers only for loopback names and literal addresses; every

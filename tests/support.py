@@ -42,7 +42,7 @@ def serve_playground(models_yaml: Path, *, warm: bool = True) -> Iterator[str]:
     """The playground on a free loopback port, as `python app.py` serves it; yields its URL."""
     from orbench_play.models import load_catalog
     from orbench_play.ui import build_demo, launch_kwargs
-    from orbench_play.ui.handlers import warm_up_in_background
+    from orbench_play.ui.warmup import warm_up_in_background
 
     demo = build_demo(load_catalog(models_yaml, include_local=False))
     port = free_port()

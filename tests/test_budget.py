@@ -14,7 +14,6 @@ import json
 import threading
 
 import pytest
-from egress import no_egress  # noqa: F401  (fixture)
 
 from orbench_play import budget, engine
 from orbench_play.budget import BudgetExceeded, SpendGuard

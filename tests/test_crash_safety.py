@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from egress import no_egress  # noqa: F401  (fixture)
 from fake_openai import answer_text
 
 from orbench_play import engine

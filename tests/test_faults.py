@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-from egress import fenced, no_egress  # noqa: F401  (fixture)
+from egress import fenced
 from fake_openai import answer_text
 from support import free_port
 

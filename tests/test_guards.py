@@ -16,7 +16,6 @@ import sys
 
 import pytest
 from aiohttp import web
-from egress import no_egress  # noqa: F401  (fixture)
 
 from orbench_play import engine, guards
 from orbench_play.guards import GuardError, SessionLimiter, check_endpoint_url, check_model, public_mode

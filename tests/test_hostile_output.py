@@ -16,7 +16,6 @@ import sys
 import time
 
 import pytest
-from egress import no_egress  # noqa: F401  (fixture)
 from fake_openai import HOSTILE_TEXT
 
 from orbench_play import engine

@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 import pytest
-from egress import no_egress  # noqa: F401  (fixture)
 from support import free_port
 
 SESSIONS = int(os.environ.get("ORBENCH_LOAD_SESSIONS", "24"))

@@ -15,7 +15,6 @@ import sys
 import uuid
 from pathlib import Path
 
-from egress import no_egress  # noqa: F401  (fixture)
 
 from orbench_play import engine
 from orbench_play.cache import ResultCache, cell_key

@@ -9,7 +9,7 @@ from fake_openai import HOSTILE_TEXT
 
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
-from orbench_play.ui import render
+from orbench_play.ui import grid_view, plot_view, safe_html, scoreboard_view
 from orbench_play.ui.query import MAX_PER_CATEGORY, Setup, parse_query, to_query
 from orbench_play.ui.session import CellView, Session
 
@@ -39,7 +39,7 @@ def result(
 
 
 def test_safe_text_makes_hostile_markup_inert():
-    out = render.safe_text(HOSTILE_TEXT)
+    out = safe_html.safe_text(HOSTILE_TEXT)
     assert "<" not in out and ">" not in out
     assert "\u202e" not in out and "\u202c" not in out
     assert "⟨U+202E⟩" in out
@@ -48,7 +48,7 @@ def test_safe_text_makes_hostile_markup_inert():
 
 
 def test_control_characters_are_shown_not_obeyed():
-    out = render.safe_text("a\x00b\x1bc\u2066d\nline\ttab")
+    out = safe_html.safe_text("a\x00b\x1bc\u2066d\nline\ttab")
     assert "\x00" not in out and "\x1b" not in out and "\u2066" not in out
     assert "␀" in out and "␛" in out and "⟨U+2066⟩" in out
     assert "\n" in out and "\t" in out
@@ -57,7 +57,7 @@ def test_control_characters_are_shown_not_obeyed():
 def test_hostile_answer_in_a_cell_renders_no_elements_beyond_our_own():
     cell = CellView(cell_id("hard-1k:1", "m"), "hard-1k:1", "m", started=True)
     cell.result = result("hard-1k:1", "m", "direct_answer", response=HOSTILE_TEXT)
-    html_text = render.render_cell(cell)
+    html_text = grid_view.render_cell(cell)
     tags = {tag for tag, _ in parse(html_text)}
     assert tags <= {"td", "div", "details", "summary", "span", "button"}
     for _, attrs in parse(html_text):
@@ -70,7 +70,7 @@ def test_hostile_model_name_and_prompt_are_escaped_in_the_grid():
     name = '"><img src=x onerror=alert(1)>'
     prompt = Prompt("hard-1k:3", "hard-1k", "privacy", "<script>alert(1)</script>")
     session.begin_run([prompt], [ModelSpec(name=name, litellm_model="x", label=name)])
-    tags = parse(render.render_grid(session.run, {}))
+    tags = parse(grid_view.render_grid(session.run, {}))
     assert not any(tag in ("img", "script") for tag, _ in tags)
     verdicts = [a for t, a in tags if "verdict" in (a.get("class") or "")]
     assert verdicts[0]["data-model"] == name  # the attribute round-trips exactly
@@ -78,22 +78,22 @@ def test_hostile_model_name_and_prompt_are_escaped_in_the_grid():
 
 def test_badge_is_pending_until_final_then_shows_the_verdict():
     cell = CellView(cell_id("hard-1k:7", "gpt"), "hard-1k:7", "gpt")
-    attrs = parse(render.badge(cell))[0][1]
+    attrs = parse(grid_view.badge(cell))[0][1]
     assert attrs["data-verdict"] == "pending"
     assert attrs["data-model"] == "gpt" and attrs["data-row"] == "hard-1k:7"
     cell.started, cell.text = True, "I'm sorry"
     cell.provisional = Verdict("direct_refusal", "classifier", final=False)
-    attrs = parse(render.badge(cell))[0][1]
+    attrs = parse(grid_view.badge(cell))[0][1]
     assert attrs["data-verdict"] == "pending" and attrs["data-provisional"] == "direct_refusal"
     cell.result = result("hard-1k:7", "gpt", "direct_refusal")
-    attrs = parse(render.badge(cell))[0][1]
+    attrs = parse(grid_view.badge(cell))[0][1]
     assert attrs["data-verdict"] == "direct_refusal" and attrs["data-source"] == "classifier"
 
 
 def test_override_shows_user_source_and_the_new_label():
     cell = CellView(cell_id("hard-1k:7", "gpt"), "hard-1k:7", "gpt", started=True)
     cell.result = result("hard-1k:7", "gpt", "direct_refusal")
-    html_text = render.render_cell(cell, override="direct_answer")
+    html_text = grid_view.render_cell(cell, override="direct_answer")
     badge = [a for t, a in parse(html_text) if "verdict" in (a.get("class") or "").split()][0]
     assert badge["data-verdict"] == "direct_answer" and badge["data-source"] == "user"
     assert "verdict_source=user" in html_text
@@ -107,16 +107,16 @@ def test_error_stopped_and_retry_cells():
     failed.result = result(
         "hard-1k:1", "m", "error", error="Authentication failed (401): check the API key.", response=""
     )
-    html_text = render.render_cell(failed)
+    html_text = grid_view.render_cell(failed)
     assert 'data-verdict="error"' in html_text and "Authentication failed (401)" in html_text
     assert "<details" not in html_text  # nothing to override
     stopped = CellView("b", "hard-1k:1", "m2", started=True, text="partial", stopped=True)
-    html_text = render.render_cell(stopped)
+    html_text = grid_view.render_cell(stopped)
     assert 'data-verdict="error"' in html_text and "Stopped." in html_text and "partial" in html_text
     waiting = CellView(
         "c", "hard-1k:1", "m3", started=True, message="Rate limited by the provider (429). Retrying in 1.0 s"
     )
-    html_text = render.render_cell(waiting)
+    html_text = grid_view.render_cell(waiting)
     assert 'data-verdict="pending"' in html_text and "Retrying in 1.0 s" in html_text
 
 
@@ -132,15 +132,15 @@ def test_cell_meta_shows_latency_ttft_tokens_cost_and_cached():
         cost_usd=0.0012,
         cached=True,
     )
-    html_text = html.unescape(render.render_cell(cell))
+    html_text = html.unescape(grid_view.render_cell(cell))
     for piece in ("1.50 s", "250 ms", "42 tok", "$0.0012", "cached"):
         assert piece in html_text
 
 
 def test_long_answers_are_cut_in_the_grid():
     cell = CellView("a", "hard-1k:1", "m", started=True)
-    cell.result = result("hard-1k:1", "m", "direct_answer", response="x" * (render.MAX_SHOWN_CHARS + 500))
-    assert "+500 characters in the export" in render.render_cell(cell)
+    cell.result = result("hard-1k:1", "m", "direct_answer", response="x" * (safe_html.MAX_SHOWN_CHARS + 500))
+    assert "+500 characters in the export" in grid_view.render_cell(cell)
 
 
 def test_grid_has_a_row_per_prompt_and_a_column_per_model():
@@ -148,7 +148,7 @@ def test_grid_has_a_row_per_prompt_and_a_column_per_model():
     prompts = [Prompt(f"hard-1k:{i}", "hard-1k", "privacy", f"prompt {i}") for i in range(4)]
     models = [ModelSpec(name=f"m{j}", litellm_model="x", label=f"Model {j}") for j in range(3)]
     session.begin_run(prompts, models)
-    tags = parse(render.render_grid(session.run, {}))
+    tags = parse(grid_view.render_grid(session.run, {}))
     assert sum(1 for t, a in tags if t == "tr" and a.get("data-row")) == 4
     badges = [a for t, a in tags if "verdict" in (a.get("class") or "").split()]
     assert len(badges) == 12 and {b["data-verdict"] for b in badges} == {"pending"}
@@ -163,7 +163,7 @@ def test_progress_counts_done_over_total_and_shows_status():
     session.apply(
         CellEvent("done", cell_id(p.row_id, "a"), p.row_id, "a", result=result(p.row_id, "a", "direct_answer"))
     )
-    out = render.render_progress(session.run)
+    out = grid_view.render_progress(session.run)
     assert 'data-done="1"' in out and 'data-total="2"' in out and "Starting the embedded model" in out
 
 
@@ -173,7 +173,7 @@ def test_scoreboard_shows_rates_intervals_counts_and_categories():
         for i in range(10)
     ]
     results += [result(f"toxic:{i}", "m", "direct_refusal", split="toxic", category="violence") for i in range(4)]
-    html_text = render.render_scoreboard(score_results(results))
+    html_text = scoreboard_view.render_scoreboard(score_results(results))
     assert "30.0%" in html_text and "3/10" in html_text  # over-refusal with counts
     assert "100.0%" in html_text and "4/4" in html_text  # toxic refusal
     assert "[" in html_text and "–" in html_text  # intervals
@@ -185,7 +185,7 @@ def test_plot_puts_paper_and_session_models_on_the_axes():
     results += [result(f"toxic:{i}", "both", "direct_refusal", split="toxic") for i in range(5)]
     results += [result(f"hard-1k:{i}", "benign-only", "direct_answer") for i in range(5)]
     paper = [("Model A", 10.0, 90.0), ("Model B", 50.0, 99.0)]
-    tags = parse(render.render_plot(score_results(results), paper))
+    tags = parse(plot_view.render_plot(score_results(results), paper))
     assert sum(1 for t, a in tags if t == "circle" and a.get("class") == "paper-pt") == 2
     groups = {a["data-model"]: i for i, (t, a) in enumerate(tags) if t == "g"}
     assert set(groups) == {"both", "benign-only"}

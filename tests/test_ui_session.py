@@ -159,7 +159,7 @@ async def test_run_handler_streams_frames_and_ends_with_results(playground):
 
 
 async def test_no_data_still_loads_and_custom_prompts_work(playground, monkeypatch, tmp_path):
-    from orbench_play.ui.handlers import data_notice
+    from orbench_play.ui.base import data_notice
 
     empty = tmp_path / "empty"
     empty.mkdir()

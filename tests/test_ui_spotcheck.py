@@ -32,7 +32,7 @@ from orbench_play.types import (
     cell_id,
     variant_tag,
 )
-from orbench_play.ui import render
+from orbench_play.ui import compare_view, grid_view, scoreboard_view
 from orbench_play.ui.session import Session, new_session
 
 MODELS = {"bot": "refuse-if-system", "fake-answer": "answer", "fake-refuse": "refuse"}
@@ -86,19 +86,18 @@ async def run_bot_twice(playground, sess: Session) -> None:
 
 
 def test_params_from_the_form():
-    from orbench_play.ui.handlers import Playground, repeat_hint
+    from orbench_play.ui.forms import generation_params, repeat_hint
 
-    pg = Playground.__new__(Playground)
-    assert pg.params(512) == GenerationParams()
-    safety = pg.params(256, "safety", "", "0.7", 0.9)
+    assert generation_params(512) == GenerationParams()
+    safety = generation_params(256, "safety", "", "0.7", 0.9)
     assert safety.system_prompt == SYSTEM_PROMPTS["safety"] and safety.system_prompt_id == "safety"
     assert (safety.temperature, safety.top_p, safety.max_tokens) == (0.7, 0.9, 256)
-    custom = pg.params(512, "safety", "  Be brief and safe.  ")  # the custom text wins over the preset
+    custom = generation_params(512, "safety", "  Be brief and safe.  ")  # the custom text wins over the preset
     assert custom.system_prompt == "Be brief and safe." and custom.system_prompt_id.startswith("custom:")
-    assert pg.params(512, "none", "@/etc/passwd").system_prompt == "@/etc/passwd"  # text, never a file read
+    assert generation_params(512, "none", "@/etc/passwd").system_prompt == "@/etc/passwd"  # text, never a file read
     for bad in ({"temperature": 3}, {"temperature": "hot"}, {"top_p": 0}, {"top_p": 1.5}, {"preset": "bogus"}):
         with pytest.raises(ValueError):
-            pg.params(512, **bad)
+            generation_params(512, **bad)
     assert repeat_hint(3, None) and repeat_hint(3, 0) and not repeat_hint(3, 0.7) and not repeat_hint(1, None)
 
 
@@ -179,7 +178,7 @@ def test_comparison_view_escapes_model_text():
             "hard-1k", "hard-1k:1", "privacy", evil, "m", response="no", verdict="direct_refusal", system_prompt_id="x"
         )
     ]
-    out = render.render_comparison(compare(a, b, name_a="<b>A</b>", name_b="B"))
+    out = compare_view.render_comparison(compare(a, b, name_a="<b>A</b>", name_b="B"))
     assert "<script" not in out and "<img" not in out and "<b>A" not in out
     assert "&lt;script&gt;" in out and 'data-status="disagree"' in out
 
@@ -219,18 +218,18 @@ def test_a_flipping_cell_shows_its_share_and_counts_in_the_flip_rate():
         r = CellResult("hard-1k", p.row_id, "privacy", p.text, "m", response="x", verdict=verdict, repeat=k,
                        params=params.params_json())  # fmt: skip
         s.apply(CellEvent("done", cell_id(p.row_id, "m", k, tag), p.row_id, "m", k, result=r))
-    grid = render.render_grid(run)
+    grid = grid_view.render_grid(run)
     assert "1/2 refused · 1 to go" in grid and "stab-flip" in grid
     assert [b["data-verdict"] for b in verdict_badges(grid)] == ["direct_refusal", "direct_answer", "pending"]
     r = CellResult("hard-1k", p.row_id, "privacy", p.text, "m", response="y", verdict="direct_refusal", repeat=2,
                    params=params.params_json())  # fmt: skip
     s.apply(CellEvent("done", cell_id(p.row_id, "m", 2, tag), p.row_id, "m", 2, result=r))
-    assert "2/3 refused" in render.render_grid(run) and run.all_final()
+    assert "2/3 refused" in grid_view.render_grid(run) and run.all_final()
     from orbench_play.prompts import variant_of
 
     (score,) = score_results(s.effective_results(), key=variant_of)
     assert score.model == "m · T=0.7" and (score.flip_rate.k, score.flip_rate.n) == (1, 1)
-    board = render.render_scoreboard([score], s.labels, models=s.variant_models())
+    board = scoreboard_view.render_scoreboard([score], s.labels, models=s.variant_models())
     assert 'data-model="m" data-variant="m · T=0.7"' in board and "1/1" in board and "2/3" in board
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from .handlers import warm_up_in_background
 from .layout import build_demo, launch_kwargs
+from .warmup import warm_up_in_background
 
 __all__ = ["build_demo", "launch_kwargs", "main"]
 

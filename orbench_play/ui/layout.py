@@ -13,8 +13,9 @@ import gradio as gr
 from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES
-from . import render
-from .handlers import Playground, repeat_hint
+from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from .forms import repeat_hint
+from .handlers import Playground
 from .query import DEFAULT_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS
 from .session import close_session, new_session
 
@@ -98,7 +99,9 @@ def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.C
                 choices=[], value=None, label="B", elem_id="compare_b", scale=3, allow_custom_value=True
             )
             compare_btn = gr.Button("Compare", variant="primary", elem_id="compare_run", scale=1)
-        comparison = gr.HTML(render.render_comparison(None), label="comparison", elem_id="comparison", js_on_load=None)
+        comparison = gr.HTML(
+            compare_view.render_comparison(None), label="comparison", elem_id="comparison", js_on_load=None
+        )
         comparison_json = gr.JSON(visible=False, label="comparison data", elem_id="comparison_json")
     compare_btn.click(
         pg.compare, [compare_a, compare_b, state], [comparison, comparison_json],
@@ -191,17 +194,19 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 )
                 page_base = gr.Textbox(visible=False, elem_id="page_base")
             with gr.Column(scale=3, min_width=480):
-                progress = gr.HTML(render.render_progress(None), label="progress", elem_id="progress", js_on_load=None)
-                grid = gr.HTML(render.render_grid(None), label="grid", elem_id="grid", js_on_load=_GRID_JS)
+                progress = gr.HTML(
+                    grid_view.render_progress(None), label="progress", elem_id="progress", js_on_load=None
+                )
+                grid = gr.HTML(grid_view.render_grid(None), label="grid", elem_id="grid", js_on_load=_GRID_JS)
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("### Session scoreboard")
                 scoreboard = gr.HTML(
-                    render.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
+                    scoreboard_view.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
                 )
             with gr.Column(scale=2):
                 gr.Markdown("### On the paper's axes")
-                plot = gr.HTML(render.render_plot([], pg.paper), label="plot", elem_id="plot", js_on_load=None)
+                plot = gr.HTML(plot_view.render_plot([], pg.paper), label="plot", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
         with gr.Row():
             csv_btn = gr.DownloadButton("Download CSV", value=None, elem_id="download_csv")
@@ -213,7 +218,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     choices=[], label="Cell", allow_custom_value=True, elem_id="override_cell", scale=3
                 )
                 override_label = gr.Radio(
-                    [(render.VERDICT_TEXT[v], v) for v in render.OVERRIDE_LABELS],
+                    [(safe_html.VERDICT_TEXT[v], v) for v in safe_html.OVERRIDE_LABELS],
                     value="direct_answer", label="Verdict", elem_id="override_label", scale=2,
                 )  # fmt: skip
                 override_btn = gr.Button("Apply", elem_id="override_apply", scale=1)
@@ -291,4 +296,4 @@ def build_demo(catalog: Catalog | None = None) -> gr.Blocks:
 
 def launch_kwargs() -> dict[str, Any]:
     """What `launch()` needs besides host/port (Gradio 6 takes CSS at launch)."""
-    return {"css": render.CSS, "max_threads": 64, "footer_links": ["api"]}
+    return {"css": style.CSS, "max_threads": 64, "footer_links": ["api"]}

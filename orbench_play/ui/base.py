@@ -1,0 +1,113 @@
+"""What every handler shares: the catalog, the paper's points, the judge and
+the default set-up, which are the same for every visitor. Per-visitor data
+lives in the `Session` passed through `gr.State`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+
+from .. import data
+from ..models import Catalog, CatalogError, load_catalog
+from ..types import ModelSpec
+from . import safe_html
+from .query import Setup
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+
+def data_notice(split: str) -> str:
+    """Empty when the split can be read locally (or from the Hub); else how to provide data."""
+    try:
+        path = data.split_file(split)
+    except data.DataError as exc:
+        return f"{exc} Custom prompts still work without data."
+    if path is None and data.hub_offline():
+        return (
+            f"No OR-Bench data: ORBENCH_DATA_DIR is not set and the Hub is off (HF_HUB_OFFLINE). "
+            f"Set ORBENCH_DATA_DIR to a folder with {data.FILES[split]} (from the bench-llm/or-bench "
+            "dataset), or allow Hub access. Custom prompts still work without data."
+        )
+    note = None
+    with contextlib.suppress(Exception):
+        if path is not None and split == "80k":
+            note = data.split_note(split)
+    return note or ""
+
+
+def _paper_points() -> list[tuple[str, float, float]]:
+    try:
+        from ..scoring import load_paper_results
+
+        frame = load_paper_results()
+    except Exception as exc:  # the plot still shows the session's models
+        log.warning("paper results unavailable: %s", exc)
+        return []
+    return [(str(m), float(x), float(y)) for m, x, y in frame.itertuples(index=False, name=None)]
+
+
+class PlaygroundBase:
+    """State shared by all visitors, and the lookups every handler needs."""
+
+    def __init__(self, catalog: Catalog | None = None, *, catalog_error: str | None = None):
+        self.catalog_error = catalog_error
+        if catalog is None:
+            try:
+                catalog = load_catalog()
+            except CatalogError as exc:
+                self.catalog_error = str(exc)
+                catalog = Catalog()  # keep the embedded model usable despite a broken config
+                with contextlib.suppress(Exception):
+                    from ..models import local_spec
+
+                    spec = local_spec()
+                    if spec is not None:
+                        catalog.entries[spec.name] = spec
+        self.catalog = catalog
+        self.paper = _paper_points()
+        self.judge = os.environ.get("ORBENCH_JUDGE") or "keyword"
+        try:
+            from ..local_model import LOCAL_MODEL_NAME
+        except Exception:
+            LOCAL_MODEL_NAME = "local/smollm2-135m"
+        self.default_models = [LOCAL_MODEL_NAME] if LOCAL_MODEL_NAME in catalog.entries else []
+        self.default_setup = Setup(models=list(self.default_models))
+
+    # -- helpers --------------------------------------------------------------------
+
+    def model_choices(self, sess: Session | None = None, extra: list[str] | None = None) -> list[tuple[str, str]]:
+        choices = list(self.catalog.choices())
+        known = {name for _, name in choices}
+        if sess is not None:
+            for name, spec in sess.extra_models.items():
+                if name not in known:
+                    choices.append((spec.display, name))
+                    known.add(name)
+        for name in extra or []:
+            if name not in known:
+                choices.append((f"{name} (LiteLLM model string)", name))
+                known.add(name)
+        return choices
+
+    def resolve(self, name: str, sess: Session | None = None) -> ModelSpec:
+        if sess is not None and name in sess.extra_models:
+            return sess.extra_models[name]
+        return self.catalog.resolve(name)
+
+    def banner(self, split: str, warnings: list[str] | None = None) -> str:
+        lines = []
+        if self.catalog_error:
+            lines.append(f"⚠ Model config problem: {self.catalog_error}")
+        lines += [f"⚠ {w}" for w in self.catalog.warnings]
+        notice = data_notice(split)
+        if notice:
+            lines.append(f"ℹ {notice}")
+        lines += [f"⚠ {w}" for w in warnings or []]
+        if not self.catalog.entries:
+            lines.append(
+                "ℹ No models configured: type a LiteLLM model string into the model box, add a custom "
+                "endpoint, or set ORBENCH_MODELS / a provider API key."
+            )
+        return "\n\n".join(safe_html.safe_text(line) for line in lines)

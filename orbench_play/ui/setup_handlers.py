@@ -1,0 +1,105 @@
+"""Handlers of the set-up controls: page load (the share link pre-fills the
+form), the share link itself, and adding models by string or endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from .. import guards
+from ..models import CatalogError, custom_endpoint
+from ..prompts import SYSTEM_PROMPTS
+from .base import PlaygroundBase
+from .query import MAX_MODELS, number_text, parse_query, to_query
+from .session import Session
+
+
+class SetupHandlers(PlaygroundBase):
+    def on_load(self, sess: Session, request: gr.Request) -> tuple:
+        params = dict(request.query_params) if request is not None else {}
+        setup, warnings = parse_query(params, self.default_setup)
+        extra = [m for m in setup.models if m not in self.catalog.entries]
+        return (
+            gr.update(choices=self.model_choices(sess, extra), value=setup.models),
+            setup.split,
+            setup.categories,
+            setup.n,
+            setup.seed,
+            self.banner(setup.split, warnings),
+            # The generation settings, in `build()`'s `load_outputs` order.
+            setup.preset,
+            "" if setup.temperature is None else number_text(setup.temperature),
+            "" if setup.top_p is None else number_text(setup.top_p),
+            setup.max_tokens,
+            setup.repeats,
+            setup.focus,
+        )
+
+    def share_link(
+        self, models, split, categories, n, seed, base, sess: Session,
+        preset: str | None = None, custom_system: str | None = None, temperature: Any = None, top_p: Any = None,
+        max_tokens: Any = None, repeats: Any = None, focus: bool | None = None,
+    ) -> str:  # fmt: skip
+        """The page's set-up as a link. A custom system prompt is never shared (its
+        preset is left out); a temperature/top_p that is not a number is left out."""
+        names = [
+            m
+            for m in (models or [])
+            if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)
+        ]
+
+        def number(value: Any) -> float | None:
+            try:
+                return float(value) if value not in (None, "") and str(value).strip() else None
+            except (TypeError, ValueError):
+                return None
+
+        shared_preset = None if (custom_system or "").strip() else (preset or "none")
+        try:
+            return (base or "/") + to_query(
+                names, split or "hard-1k", categories or [], int(n or 1), int(seed or 0),
+                preset=shared_preset if shared_preset in SYSTEM_PROMPTS else None,
+                temperature=number(temperature), top_p=number(top_p),
+                max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
+                repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus),
+            )  # fmt: skip
+        except (TypeError, ValueError, OverflowError):
+            return base or "/"
+
+    def add_model_string(self, text: str, models, sess: Session) -> tuple:
+        name = (text or "").strip()
+        current = list(models or [])
+        if not name:
+            gr.Warning("Type a LiteLLM model string, e.g. groq/llama-3.1-8b-instant.")
+            return gr.update(), text
+        if len(current) >= MAX_MODELS and name not in current:
+            gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
+            return gr.update(), text
+        try:
+            guards.check_model(self.resolve(name, sess))
+        except (guards.GuardError, CatalogError) as exc:
+            gr.Warning(str(exc))
+            return gr.update(), text
+        if name not in current:
+            current.append(name)
+        return gr.update(
+            choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current
+        ), ""
+
+    def add_custom_endpoint(self, base_url: str, model_id: str, api_key: str, models, sess: Session) -> tuple:
+        current = list(models or [])
+        try:
+            spec = custom_endpoint(base_url, model_id, api_key or None)
+            guards.check_model(spec)  # public mode: no loopback, private or metadata addresses
+        except (CatalogError, guards.GuardError) as exc:
+            gr.Warning(str(exc))
+            return gr.update(), sess
+        if len(current) >= MAX_MODELS and spec.name not in current:
+            gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
+            return gr.update(), sess
+        sess.extra_models[spec.name] = spec
+        if spec.name not in current:
+            current.append(spec.name)
+        extra = [m for m in current if m not in self.catalog.entries and m not in sess.extra_models]
+        return gr.update(choices=self.model_choices(sess, extra), value=current), sess

@@ -1,0 +1,88 @@
+"""The page's CSS (Gradio 6 takes it at launch)."""
+
+CSS = """
+#grid .grid-wrap{overflow-x:auto;max-height:78vh;overflow-y:auto}
+#grid table.grid{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
+#grid th,#grid td{border:1px solid var(--border-color-primary);vertical-align:top;padding:6px;text-align:left}
+#grid thead th{position:sticky;top:0;background:var(--background-fill-secondary);z-index:1;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+#grid th.prompt-col,#grid th.prompt{width:26%;min-width:180px}
+#grid th.prompt{font-weight:normal;background:var(--background-fill-secondary)}
+#grid .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
+#grid .rid{font-size:11px;color:var(--body-text-color-subdued)}
+#grid .ptext,#grid .resp{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate}
+#grid .resp{max-height:14em;overflow-y:auto;margin-top:4px}
+#grid .meta{font-size:11px;color:var(--body-text-color-subdued);margin-top:2px}
+#grid .cached{font-weight:600;color:#0e7490}
+#grid .msg{font-size:12px;margin-top:2px;overflow-wrap:anywhere}
+#grid .msg-err{color:#b91c1c}#grid .msg-retry{color:#b45309}#grid .msg-stop{color:#6b7280}
+.verdict{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e5e7eb;color:#374151;cursor:default}
+.verdict.v-direct_answer{background:#dcfce7;color:#166534}
+.verdict.v-direct_refusal{background:#fee2e2;color:#991b1b}
+.verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
+.verdict.v-error{background:#f3f4f6;color:#6b7280}
+.verdict[data-provisional]{opacity:.7;font-style:italic}
+#grid details.vmenu{display:inline-block}
+#grid details.vmenu summary{list-style:none;cursor:pointer;display:inline}
+#grid details.vmenu summary::-webkit-details-marker{display:none}
+#grid details.vmenu summary .verdict{cursor:pointer}
+#grid details.vmenu summary .verdict::after{content:" ▾"}
+#grid .ov-menu{margin:4px 0;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary)}
+#grid .ov-hint{display:block;font-size:11px;color:var(--body-text-color-subdued)}
+#grid button.ov{font-size:12px;margin:2px;padding:1px 6px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-secondary);cursor:pointer}
+#grid button.ov-on{font-weight:700}
+#grid .vsrc{font-size:10px;color:var(--body-text-color-subdued);margin-left:6px}
+#grid .grid-empty,.sb-empty{color:var(--body-text-color-subdued);padding:12px}
+#progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px}
+#progress .prog-status{color:#b45309}
+#progress .prog-note{font-size:12px;color:var(--body-text-color-subdued)}
+#scoreboard table{border-collapse:collapse;font-size:13px;margin-bottom:8px}
+#scoreboard th,#scoreboard td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;overflow-wrap:anywhere}
+#scoreboard .ci,#scoreboard .cnt{font-size:11px;color:var(--body-text-color-subdued)}
+#scoreboard .heat-wrap{overflow-x:auto}
+#scoreboard .heat td{text-align:center;min-width:56px}
+#scoreboard .heat th{white-space:nowrap;overflow-wrap:normal;font-size:12px}
+#scoreboard .heat-title{font-weight:600;margin:6px 0 4px}
+#scoreboard .sb-foot{font-size:12px;color:var(--body-text-color-subdued)}
+#plot svg.orplot{width:100%;max-width:620px;height:auto;font-size:11px}
+#plot .gridline{stroke:var(--border-color-primary);stroke-width:1}
+#plot .tick,#plot .axis{fill:var(--body-text-color-subdued)}
+#plot .axis{font-size:12px}
+#plot .paper-pt{fill:#9ca3af;fill-opacity:.7}
+#plot .session-pt circle{stroke:#fff;stroke-width:1.5}
+#plot .session-pt .ebar{stroke-width:2}
+#plot .session-pt .only{stroke-width:2;stroke-dasharray:6 4}
+#plot .session-pt .band{fill-opacity:.12}
+#plot .session-pt .pt-label{font-weight:600}
+#plot .legend{font-size:12px}#plot .lg.paper{color:#9ca3af}
+#plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
+#grid .cell-rep .rep{border-top:1px dashed var(--border-color-primary);padding-top:3px;margin-top:3px}
+#grid .cell-rep .rep-n{font-size:11px;font-weight:700;color:var(--body-text-color-subdued);margin-right:4px;float:left}
+#grid .cell-rep .resp{max-height:6em}
+#grid .stab{display:inline-block;font-size:12px;font-weight:700;padding:1px 8px;border-radius:10px;background:#e0e7ff;color:#3730a3}
+#grid .stab.stab-flip{background:#fde68a;color:#78350f}
+#scoreboard td.flip{background:rgba(253,230,138,.25)}
+#scoreboard table.sb thead th{overflow-wrap:normal}
+#comparison .cmp-empty{color:var(--body-text-color-subdued);padding:8px}
+#comparison .cmp-names{font-weight:600;margin-bottom:4px}
+#comparison .cmp-tag{display:inline-block;font-size:11px;padding:0 6px;border-radius:6px;background:var(--neutral-200);color:var(--neutral-800)}
+#comparison .cmp-sentence{font-size:15px;font-weight:600;margin:4px 0}
+#comparison .cmp-note,#comparison .cmp-foot,#comparison .cmp-caption{font-size:12px;color:var(--body-text-color-subdued);margin:2px 0}
+#comparison table{border-collapse:collapse;font-size:13px;margin:6px 0}
+#comparison th,#comparison td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;vertical-align:top}
+#comparison .cnt{font-size:11px;color:var(--body-text-color-subdued)}
+#comparison .sig-yes{font-weight:700;color:#991b1b}
+#comparison .cmp-wrap{max-height:70vh;overflow:auto}
+#comparison table.cmp-diff{width:100%;table-layout:fixed}
+#comparison table.cmp-diff th:first-child{width:32px}
+#comparison table.cmp-diff .cmp-prompt{width:30%}
+#comparison tr.cmp-disagree td{background:rgba(254,243,199,.45)}
+#comparison .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
+#comparison .rid{font-size:11px;color:var(--body-text-color-subdued)}
+#comparison .ptext,#comparison .resp{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
+#comparison .resp{max-height:10em;overflow-y:auto;margin-top:3px}
+#comparison .cv{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e5e7eb;color:#374151}
+#comparison .cv-answer{background:#dcfce7;color:#166534}
+#comparison .cv-refusal{background:#fee2e2;color:#991b1b}
+#comparison .cv-split{background:#fde68a;color:#78350f}
+#gen_hint{font-size:12px;color:#b45309}
+"""
