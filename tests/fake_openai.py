@@ -45,6 +45,9 @@ any other name behaves as `answer`.
     toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
                       (case-insensitive; default {"FORBIDDEN"}), else answers
     slow              the answer spread over `server.delay` s (default 1.0) in `server.chunks` chunks (20)
+    long              a real-length answer: `server.words` words (default 300, ~1,900 characters),
+                      streamed one word per chunk, spread over `server.long_seconds` s (default 2.0);
+                      the words vary with the prompt, as real answers do (see long_answer_text)
     hang              never sends headers until the client disconnects
     hang-mid          sends a few chunks, then stalls until the client disconnects
     cut               sends a few chunks, then closes the connection (no finish_reason, no [DONE])
@@ -75,7 +78,7 @@ Inspecting
   model name or behaviour name (`request_count("answer")` counts `answer:a` too).
 - `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak.
 - `server.reset()`: forget requests, failure counters, peak, custom texts, and
-  restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after` to their
+  restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after`, `words`, `long_seconds` to their
   constructor values.
 
 Through LiteLLM, use `max_retries=0` (openai SDK retries) and `num_retries=0`
@@ -86,6 +89,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import math
@@ -104,6 +108,7 @@ BEHAVIOURS: tuple[str, ...] = (
     "refuse-if-system",
     "toxic-aware",
     "slow",
+    "long",
     "hang",
     "hang-mid",
     "cut",
@@ -163,6 +168,31 @@ def answer_text(prompt: str) -> str:
         "Step 2: look at reliable public sources. "
         "Step 3: apply it carefully and check the result."
     )
+
+
+_LONG_VOCABULARY = (
+    "the context matters here because people often mix up the legal practical and ethical sides so it helps "
+    "to separate them first then look at what reliable sources say about each part and how experts usually "
+    "approach similar questions in practice with care patience and attention to detail before acting on "
+    "anything that could affect someone else including friends family colleagues customers or neighbours"
+).split()
+
+
+def long_answer_text(prompt: str, words: int = 300) -> str:
+    """The `long` behaviour's answer: `words` words that start like a helpful answer
+    and vary with the prompt, in sentences of 12 words, so that classifiers and
+    renderers see text shaped like a real 200-600 token answer."""
+    seed = sum(map(ord, prompt)) % len(_LONG_VOCABULARY)
+    topic = " ".join(prompt.split()[:8]) or "this"
+    out = ["Sure.", "Here", "is", "a", "careful", "answer", "about:", *topic.split()]
+    i = seed
+    while len(out) < words:
+        sentence = [_LONG_VOCABULARY[(i + 7 * k) % len(_LONG_VOCABULARY)] for k in range(12)]
+        sentence[0] = sentence[0].capitalize()
+        sentence[-1] += "."
+        out.extend(sentence)
+        i += 5
+    return " ".join(out[:words])
 
 
 def tokens(text: str) -> int:
@@ -242,22 +272,28 @@ class FakeOpenAIServer:
         chunks: int = 20,
         fail_times: int = 1,
         retry_after: float = 1,
+        words: int = 300,
+        long_seconds: float = 2.0,
     ) -> None:
         self.host = host
         self._requested_port = port
         self.port: int | None = None
-        self._defaults = dict(
-            refuse_words=set(refuse_words),
-            delay=delay,
-            chunks=chunks,
-            fail_times=fail_times,
-            retry_after=retry_after,
-        )
+        self._defaults = {
+            "refuse_words": set(refuse_words),
+            "delay": delay,
+            "chunks": chunks,
+            "fail_times": fail_times,
+            "retry_after": retry_after,
+            "words": words,
+            "long_seconds": long_seconds,
+        }
         self.refuse_words: set[str] = set(refuse_words)
         self.delay = delay
         self.chunks = chunks
         self.fail_times = fail_times
         self.retry_after = retry_after
+        self.words = words
+        self.long_seconds = long_seconds
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._fail_counts: dict[tuple[str, str], int] = {}
@@ -339,10 +375,8 @@ class FakeOpenAIServer:
             self._closing.set()
             await self._runner.cleanup()
 
-        try:
+        with contextlib.suppress(Exception):  # a server that fails to shut down cleanly is stopped below anyway
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
-        except Exception:
-            pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         self._thread = None
@@ -378,6 +412,8 @@ class FakeOpenAIServer:
             self.chunks = self._defaults["chunks"]
             self.fail_times = self._defaults["fail_times"]
             self.retry_after = self._defaults["retry_after"]
+            self.words = self._defaults["words"]
+            self.long_seconds = self._defaults["long_seconds"]
 
     def set_text(self, model: str, text: str) -> None:
         """Make the exact model name `model` answer `text`."""
@@ -494,6 +530,8 @@ class FakeOpenAIServer:
             return FILTERED_TEXT, "content_filter"
         if b == "hostile":
             return HOSTILE_TEXT, "stop"
+        if b == "long":
+            return long_answer_text(prompt, self.words), "stop"
         if b == "echo":
             shown = {k: v for k, v in rec.body.items() if k not in ("stream", "stream_options")}
             return json.dumps(shown, sort_keys=True), "stop"
@@ -563,9 +601,14 @@ class FakeOpenAIServer:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
             }
 
-        n = self.chunks if b == "slow" else 8
-        pieces = _split(text, n)
-        pause = (self.delay / max(1, len(pieces))) if b == "slow" else 0.0
+        if b == "long":  # one word per chunk, each with its leading space, as real streams do
+            words = text.split(" ")
+            pieces = [words[0], *(" " + w for w in words[1:])]
+            pause = self.long_seconds / max(1, len(pieces))
+        else:
+            n = self.chunks if b == "slow" else 8
+            pieces = _split(text, n)
+            pause = (self.delay / max(1, len(pieces))) if b == "slow" else 0.0
 
         await send(chunk({"role": "assistant", "content": ""}))
         if b in ("hang-mid", "cut", "malformed"):
@@ -608,10 +651,8 @@ class FakeOpenAIServer:
             transport = request.transport
             if transport is None or transport.is_closing():
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), 0.05)
-            except TimeoutError:
-                pass
 
 
 def _fmt(seconds: float) -> str:
@@ -624,6 +665,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--delay", type=float, default=1.0, help="seconds the `slow` model takes")
     ap.add_argument("--chunks", type=int, default=20, help="chunks the `slow` model sends")
+    ap.add_argument("--words", type=int, default=300, help="words in a `long` answer (one per chunk)")
+    ap.add_argument("--long-seconds", type=float, default=2.0, help="seconds a `long` answer takes to stream")
     ap.add_argument("--fail-times", type=int, default=1, help="failures before e429/e5xx answer")
     ap.add_argument("--refuse-word", action="append", default=None, help="marker for `toxic-aware` (repeatable)")
     args = ap.parse_args(argv)
@@ -634,6 +677,8 @@ def main(argv: list[str] | None = None) -> None:
         delay=args.delay,
         chunks=args.chunks,
         fail_times=args.fail_times,
+        words=args.words,
+        long_seconds=args.long_seconds,
     ).start()
     print(f"fake OpenAI server at {server.base_url}  (models: {', '.join(BEHAVIOURS)})", flush=True)
     try:

@@ -145,6 +145,22 @@ def test_slow_takes_delay(fake):
     assert len([c for c in events if c != "[DONE]" and c["choices"][0]["delta"].get("content")]) == 5
 
 
+def test_long_streams_one_word_per_chunk_over_long_seconds(fake):
+    fake.words, fake.long_seconds = 120, 0.4
+    t = time.monotonic()
+    events = sse(chat(fake, "long", "How do locks work?", stream=True, max_tokens=4096))
+    elapsed = time.monotonic() - t
+    pieces = [c["choices"][0]["delta"].get("content") for c in events if c != "[DONE]" and c["choices"]]
+    pieces = [p for p in pieces if p]
+    text = streamed_text(events)
+    assert len(pieces) == 120 and len(text.split()) == 120
+    assert all(p.count(" ") <= 1 and " " not in p.strip() for p in pieces)  # one word each
+    assert text.startswith("Sure. Here is a careful answer about: How do locks work?")
+    assert elapsed >= 0.35
+    other = streamed_text(sse(chat(fake, "long", "Why is the sky blue?", stream=True, max_tokens=4096)))
+    assert other.split()[20:40] != text.split()[20:40]  # the words vary with the prompt
+
+
 def test_failures_per_model_and_prompt(fake):
     r = chat(fake, "e429", "p1")
     assert r.status_code == 429 and r.headers["Retry-After"] == "1"
@@ -331,5 +347,5 @@ async def test_litellm_broken_streams_raise_after_partial_text(fake, model):
 
 
 async def test_litellm_reports_content_filter(fake):
-    text, finish = await _litellm_stream(fake, "filtered")
+    _text, finish = await _litellm_stream(fake, "filtered")
     assert finish == "content_filter"
