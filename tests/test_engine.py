@@ -138,7 +138,7 @@ async def test_hang_times_out_at_the_configured_timeout(fake):
     elapsed = time.perf_counter() - start
     assert 1.4 <= elapsed < 3.0
     by_model = {r.model: r for r in results}
-    assert by_model["hang"].error == "Timed out after 1.5 s."
+    assert by_model["hang"].error == "Timed out after 1.5 s waiting for the answer to start."
     assert by_model["answer"].verdict == "direct_answer"
 
 
