@@ -64,7 +64,7 @@ any other name behaves as `answer`.
     split-surrogate   "Smile: " + an emoji sent as a UTF-16 surrogate pair split over two chunks
                       (JSON `\\ud83d`, then `\\ude00`) + " done." (SPLIT_SURROGATE_TEXT, as sent)
     lone-surrogate    text holding lone surrogates (LONE_SURROGATE_TEXT, as sent: `\\udc00`, `\\ud800`)
-    bad-utf8          one good chunk, then a chunk whose bytes are not valid UTF-8, then [DONE]
+    bad-utf8          a first content chunk whose bytes are not valid UTF-8, then [DONE]
     error-mid         a few chunks, then an OpenAI-style `{"error": {...}}` event, then [DONE]
     no-usage          answers like `answer` but never sends usage, even when asked
     crlf              answers like `answer` with CRLF line ends (as sse-starlette servers do)
@@ -651,7 +651,6 @@ class FakeOpenAIServer:
 
         await send(chunk({"role": "assistant", "content": ""}))
         if b == "bad-utf8":
-            await send(chunk({"content": pieces[0]}))
             await resp.write(b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9 \xff\xfe"}}]}\n\n')
             await send("[DONE]")
             await resp.write_eof()
