@@ -52,6 +52,10 @@ DEFAULT_CTX_PER_SLOT = 2048
 """Room for an OR-Bench prompt, a system prompt and the chat template, plus 512
 generated tokens, with plenty to spare (SmolLM2 was trained on 8k)."""
 READY_TIMEOUT_S = 60.0
+DEFAULT_MAX_TOKENS = 256
+"""The embedded model's own max tokens per answer (ModelSpec.max_tokens). A
+default run (hard-1k + toxic, one prompt per category: 20 answers) must end
+within a minute on a 2-core machine; see docs/performance.md for the figures."""
 
 
 class LocalModelError(RuntimeError):

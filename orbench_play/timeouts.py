@@ -26,6 +26,7 @@ itself from that when it fires early, so per-chunk cost stays a float store.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import os
@@ -58,6 +59,35 @@ def seconds(raw: object, what: str, *, allow_zero: bool = False) -> float:
 def env_seconds(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
     raw = (env.get(name) or "").strip()
     return seconds(raw, name, allow_zero=allow_zero) if raw else default
+
+
+def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The CLI's `--idle-timeout` and `--token-timeout` (next to its `--timeout`)."""
+
+    def parse(allow_zero: bool) -> Callable[[str], float]:
+        def value(text: str) -> float:
+            try:
+                return seconds(text, "the value", allow_zero=allow_zero)
+            except ValueError as exc:
+                raise argparse.ArgumentTypeError(str(exc).replace("the value ", "")) from None
+
+        return value
+
+    parser.add_argument(
+        "--idle-timeout",
+        type=parse(False),
+        default=None,
+        help=f"longest silence between two chunks of an answer, in seconds (default: the model_list's "
+        f"litellm_params.stream_timeout, else ${ENV_IDLE_TIMEOUT}, else {DEFAULT_IDLE_TIMEOUT_S:g}; at most --timeout)",
+    )
+    parser.add_argument(
+        "--token-timeout",
+        type=parse(True),
+        default=None,
+        help=f"seconds added to the limit for a whole answer per max token (default: the model_list's "
+        f"model_info.timeout_per_token, else ${ENV_TOKEN_TIMEOUT}, else {DEFAULT_TOKEN_TIMEOUT_S:g}; "
+        "0 makes --timeout the limit for the whole answer)",
+    )
 
 
 def check_env(env: Mapping[str, str] | None = None) -> None:
