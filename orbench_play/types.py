@@ -141,6 +141,15 @@ class GenerationParams:
     max_tokens: int | None = DEFAULT_MAX_TOKENS
     """None: each model's own default (`ModelSpec.max_tokens`, else DEFAULT_MAX_TOKENS)."""
 
+    def with_model_max_tokens_at_default(self) -> GenerationParams:
+        """For a form whose max-tokens control starts at DEFAULT_MAX_TOKENS: left
+        there, it means each model's own default (the embedded model's is smaller)."""
+        if self.max_tokens != DEFAULT_MAX_TOKENS:
+            return self
+        from dataclasses import replace
+
+        return replace(self, max_tokens=None)
+
     def max_tokens_for(self, model: ModelSpec) -> int:
         """The max tokens one model is asked for in this run."""
         if self.max_tokens is not None:
