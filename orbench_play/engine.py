@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import replace
 
 from . import budget, verdicts
@@ -133,7 +133,7 @@ class Engine:
         self._out.append(event)
         self._wake.set()
 
-    async def batches(self) -> AsyncIterator[list[CellEvent]]:
+    async def batches(self) -> AsyncGenerator[list[CellEvent], None]:
         """The run's events, in lists of whatever happened since the last one."""
         replayed, to_run = self._replay_from_cache(self.cells())
         if replayed:
@@ -334,7 +334,7 @@ async def run_batches(
     *,
     cache: ResultCache | None = None,
     resolve_judge: Callable[[str], ModelSpec] | None = None,
-) -> AsyncIterator[list[CellEvent]]:
+) -> AsyncGenerator[list[CellEvent], None]:
     """The events of one run in lists (cheaper for consumers that render in
     frames). Close the generator to stop the run."""
     agen = Engine(config, cache=cache, resolve_judge=resolve_judge).batches()
