@@ -58,7 +58,11 @@ class EmbeddedServer:
                 else:
                     self._status(model, "Starting the embedded model…")
                     began = time.perf_counter()
-                    self._base = await local_model.ensure_server_async()
+                    try:
+                        self._base = await local_model.ensure_server_async()
+                    except Exception:
+                        self._status(model, "The embedded model could not start (see its cells).")
+                        raise
                     name = local_model.LOCAL_MODEL_LABEL.split(" (")[0]
                     took = time.perf_counter() - began
                     self._status(
