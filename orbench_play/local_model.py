@@ -170,7 +170,7 @@ def _wait_ready(base_url: str, timeout: float) -> None:
     last: Exception | None = None
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(base_url + "/models", timeout=2) as r:
+            with urllib.request.urlopen(base_url + "/models", timeout=2) as r:  # noqa: S310 -- our own http://127.0.0.1 server
                 json.loads(r.read())
                 return
         except (urllib.error.URLError, OSError, ValueError) as exc:
@@ -207,7 +207,7 @@ def _start(port: int = 0) -> tuple[Any, str]:
 def ensure_server() -> str:
     """Start the embedded server once (thread-safe) and return its base URL
     (`http://127.0.0.1:PORT/v1`). Raises LocalModelError with a clear message."""
-    global _server, _base_url, _state, _error
+    global _server, _base_url, _state, _error  # noqa: PLW0603 -- the one embedded server handle the architecture allows
     if _server is not None and _base_url is not None:
         return _base_url
     with _lock:
@@ -233,7 +233,7 @@ async def ensure_server_async() -> str:
 
 def stop_server() -> None:
     """Stop the server if it runs (its port closes); a later ensure_server() restarts it."""
-    global _server, _base_url, _state, _error
+    global _server, _base_url, _state, _error  # noqa: PLW0603 -- the one embedded server handle the architecture allows
     with _lock:
         server, _server = _server, None
         _base_url = None
