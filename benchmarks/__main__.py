@@ -1,6 +1,6 @@
 """`python -m benchmarks [--quick] [--only NAME,...] [--out bench-results.json]`
 
-Runs the seven figures of issue #5, each against its floor measured back to
+Runs the figures of issues #5 and #10, each against its floor measured back to
 back on the same machine, prints a table and writes the JSON. Never fails on
 timing: a figure that cannot run here is reported as skipped with the reason.
 Exit status is 0 unless the command line is wrong.
@@ -17,10 +17,11 @@ import traceback
 from . import common
 from .report import Figure, machine, skipped, table, write_json
 
-GROUPS = ("fanout", "scale", "replay", "coldstart", "live", "local", "verdicts")
+GROUPS = ("fanout", "scale", "live_engine", "replay", "coldstart", "live", "local", "verdicts")
 UNITS = {
     "fanout": "s",
     "scale": "s",
+    "live_engine": "s",
     "replay": "s",
     "coldstart": "s",
     "live": "s",
@@ -39,6 +40,10 @@ def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure
         from . import fanout
 
         return fanout.figures_scale(quick, command, state.get("fanout64"))
+    if name == "live_engine":
+        from . import live_engine
+
+        return live_engine.figures(quick, command)
     if name == "replay":
         from . import replay
 

@@ -10,8 +10,12 @@ before a paid call the engine `reserve`s the call's worst case (prompt plus
 `max_tokens` of answer); a call is admitted while *spent + reserved* is below
 the cap; when the call ends, `settle` replaces the reservation with the real
 cost. The overshoot is therefore at most one admitted call's worst case per
-concurrent slot at the moment the cap is crossed. Failed calls are settled at
-0 (a cut stream may in truth have cost a little).
+concurrent slot at the moment the cap is crossed. A call that fails or is
+stopped after its stream started is settled at what it streamed (the
+provider's usage when it sent one, else ~4 characters a token plus the
+prompt): providers bill streamed tokens even when the client hangs up, so
+Stop cannot be used to spend past the cap. Calls refused before any stream
+(429, 5xx, no connection) cost nothing.
 
 The day's total lives in a small JSON file next to the cache
 (`<ORBENCH_CACHE_DIR>/spend.json`), updated under a file lock, so it survives
@@ -209,7 +213,7 @@ def budget_from_env(env: Mapping[str, str] | None = None) -> float | None:
 
 def default_guard() -> SpendGuard | None:
     """The guard for ORBENCH_BUDGET_USD and the current cache folder (None when no budget is set)."""
-    global _default, _default_key
+    global _default, _default_key  # noqa: PLW0603 -- the one process-wide guard, swapped when its settings change
     from .cache import default_cache_dir
 
     try:

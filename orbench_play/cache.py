@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verdicts
+from .textrepair import repair_text
 from .types import GenerationParams, ModelSpec, Verdict
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,13 @@ def _digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
 
+def _key_params(params: GenerationParams, model: ModelSpec) -> dict[str, Any]:
+    """The settings as they reach this model: "each model's own max tokens"
+    is keyed by the number it resolves to, so it shares entries with runs that
+    asked for that number."""
+    return {**params.as_dict(), "max_tokens": params.max_tokens_for(model)}
+
+
 def cell_key(
     model: ModelSpec,
     messages: list[dict[str, str]],
@@ -64,7 +72,7 @@ def cell_key(
             "v": CACHE_VERSION,
             "model": model.identity(),
             "messages": messages,
-            "params": params.as_dict(),
+            "params": _key_params(params, model),
             "repeat": repeat,
         }
     )
@@ -76,15 +84,19 @@ class CellKeys:
     canonical JSON, assembled from cached pieces, so the keys are identical."""
 
     def __init__(self, params: GenerationParams):
-        self._params = _canonical(params.as_dict())
-        self._models: dict[str, str] = {}
+        self._params = params
+        self._models: dict[str, tuple[str, str]] = {}
 
     def key(self, model: ModelSpec, messages: list[dict[str, str]], repeat: int = 0) -> str:
-        identity = self._models.get(model.name)
-        if identity is None:
-            identity = self._models[model.name] = _canonical(model.identity())
+        pieces = self._models.get(model.name)
+        if pieces is None:
+            pieces = self._models[model.name] = (
+                _canonical(model.identity()),
+                _canonical(_key_params(self._params, model)),
+            )
+        identity, params = pieces
         blob = (
-            f'{{"messages":{_canonical(messages)},"model":{identity},"params":{self._params},'
+            f'{{"messages":{_canonical(messages)},"model":{identity},"params":{params},'
             f'"repeat":{int(repeat)},"v":{CACHE_VERSION}}}'
         )
         return "cell:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -196,13 +208,23 @@ class ResultCache:
         self._cache = None
 
     def get_answer(self, key: str) -> CachedAnswer | None:
+        """The stored answer, its text repaired if an older version stored text
+        that is not valid Unicode (a lone UTF-16 surrogate would break every
+        replay, export and page that shows it)."""
         value = self._get(key)
         if not isinstance(value, dict):
             return None
         try:
-            return CachedAnswer(**value)
+            answer = CachedAnswer(**value)
         except TypeError:
             return None  # an entry of an older shape: treat as a miss
+        if not isinstance(answer.response, str):
+            return None
+        repaired = repair_text(answer.response)
+        if repaired is not answer.response:
+            answer = replace(answer, response=repaired, verdict=None, verdict_version=None)
+            self.put_answer(key, answer)
+        return answer
 
     def put_answer(self, key: str, answer: CachedAnswer) -> None:
         self._set(key, answer.to_dict())

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .timeouts import add_time_limit_arguments, check_env
 from .types import SPLITS, CellResult
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -57,6 +58,12 @@ def _unit_float(text: str) -> float:
     return value
 
 
+def _local_max_tokens() -> int:
+    from .local_model import DEFAULT_MAX_TOKENS
+
+    return DEFAULT_MAX_TOKENS
+
+
 def _preset_names() -> list[str]:
     from .prompts import SYSTEM_PROMPTS
 
@@ -80,9 +87,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--judge", default=None, help="keyword (default, offline) or a model name used as LLM judge")
     run.add_argument("--concurrency", type=_positive_int, default=16, help="requests in flight across all models")
-    run.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per attempt of one cell")
     run.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors")
-    run.add_argument("--max-tokens", type=_positive_int, default=512)
+    # Time limits and max tokens: None means the model's own (model_list), else the environment, else the default.
+    run.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=None,
+        help="seconds to wait for an answer to start; the limit for a whole answer is this plus "
+        "--token-timeout per max token (default: the model_list's litellm_params.timeout, else "
+        "$ORBENCH_TIMEOUT_S, else 60)",
+    )
+    add_time_limit_arguments(run)
+    run.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=None,
+        help="max tokens per answer (default: each model's own: 512, the embedded model "
+        f"{_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
+    )
     run.add_argument("--temperature", type=_unit_float, default=None)
     run.add_argument("--top-p", type=_unit_float, default=None)
     run.add_argument("--system-prompt", default=None, help="TEXT, @file, or a preset: " + ", ".join(_preset_names()))
@@ -124,6 +146,10 @@ def _build_run_config(args: argparse.Namespace):
     if args.retries < 0:
         raise UsageError("--retries must be 0 or more")
     try:
+        check_env()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
         catalog = load_catalog(args.config)
     except CatalogError as exc:
         raise UsageError(str(exc)) from None
@@ -155,6 +181,8 @@ def _build_run_config(args: argparse.Namespace):
         judge=judge,
         concurrency=args.concurrency,
         timeout_s=args.timeout,
+        idle_timeout_s=args.idle_timeout,
+        token_timeout_s=args.token_timeout,
         max_retries=args.retries,
         use_cache=not args.no_cache,
         repeats=args.repeats,
@@ -320,7 +348,7 @@ async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
         async with gate:
             return await judge_answer(spec, p, r, fallback, cache=cache)
 
-    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline)))
+    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline, strict=True)))
 
 
 # -- compare --------------------------------------------------------------------------

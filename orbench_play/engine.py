@@ -2,17 +2,27 @@
 through LiteLLM, judged, cached, and reported as a stream of `CellEvent`s.
 
 Everything that shows results (Gradio UI, CLI, benchmarks, tests) consumes
-`run(config)` and renders events; nothing renders here. Design choices:
+`run(config)` (or `run_batches(config)`, the same events in lists) and renders
+events; nothing renders here. Design choices:
 
 - One asyncio task per cell, bounded by a per-model semaphore *then* a global
   one, so a slow or rate-limited model waits on its own slots and cannot
   starve the others of global ones.
+- Reading a stream is `streams.stream_answer`'s job (a fast path for OpenAI-
+  format streams, LiteLLM's wrapper for the rest); its limits are `timeouts`'.
+- Per-chunk work is amortised: a cell's text is coalesced into at most one
+  `delta` event per `FLUSH_INTERVAL_S`, and the provisional verdict is fed
+  those coalesced pieces (it re-classifies on sentence ends or every few
+  dozen characters), so a 300-chunk answer costs ~40 events, not 300.
 - Retries are ours, not LiteLLM's: we honour `Retry-After`, tell the consumer
   why a cell is waiting, and never retry after text was streamed (the
   consumer already showed it; a half answer is reported, not silently redone).
+  The result says how many attempts were made and how long we waited, and
+  latency counts from the first attempt.
 - Cancellation is the consumer closing the generator (or cancelling the task
   iterating it): in-flight requests are cancelled, finished cells stay
-  finished, and nothing partial reaches the cache.
+  finished, nothing partial reaches the cache, and what was streamed is still
+  charged to the daily budget.
 """
 
 from __future__ import annotations
@@ -20,22 +30,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
-import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import replace
 
 from . import budget, verdicts
 from .cache import CachedAnswer, CellKeys, ResultCache, offline_verdict, with_current_verdict
+from .calls import BACKOFF_BASE_S, Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer
-from .llm import COSTS, litellm_module
-from .types import CellEvent, CellResult, GenerationParams, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from .timeouts import Limits, limits_for
+from .types import CellEvent, CellResult, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
-_BACKOFF_BASE_S = 0.5
-_BACKOFF_CAP_S = 20.0
+_BACKOFF_BASE_S = BACKOFF_BASE_S  # tests read the back-off from here
+FLUSH_INTERVAL_S = 0.05
+"""At most one `delta` event per cell per this many seconds (20 a second: smooth to the eye)."""
 
 
 def cell_ids(config: RunConfig) -> list[str]:
@@ -43,15 +53,40 @@ def cell_ids(config: RunConfig) -> list[str]:
     return Engine(config).cell_ids()
 
 
-@dataclass(slots=True)
-class _Stream:
-    """What one attempt collected, kept even when it fails (partial text stays visible)."""
+class _Cell:
+    """One cell while it runs: its ids, the text not yet sent as a `delta`, and
+    its provisional verdict. Called with each piece of text as it arrives."""
 
-    text: str = ""
-    finish_reason: str | None = None
-    completion_tokens: int | None = None
-    prompt_tokens: int | None = None
-    ttft_s: float | None = None
+    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent")
+
+    def __init__(self, engine: Engine, prompt: Prompt, model: ModelSpec, repeat: int):
+        self.engine, self.prompt, self.model, self.repeat = engine, prompt, model, repeat
+        self.cid = cell_id(prompt.row_id, model.name, repeat, engine.tag)
+        self.pending: list[str] = []
+        self.dirty = False
+        self.live = verdicts.LiveVerdict()
+        self.spent = 0.0
+        """Dollars the provider will bill for this cell's attempts so far."""
+
+    def __call__(self, piece: str) -> None:
+        self.pending.append(piece)
+        if not self.dirty:
+            self.dirty = True
+            self.engine.dirty.append(self)
+
+    def emit(self, kind: str, **fields) -> None:
+        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))  # type: ignore[arg-type]
+
+    def flush(self) -> None:
+        """Send the text received since the last flush as one `delta`."""
+        if not self.pending:
+            return
+        text = self.pending[0] if len(self.pending) == 1 else "".join(self.pending)
+        self.pending.clear()
+        self.emit("delta", text=text)
+        provisional = self.live.feed(text)
+        if provisional is not None:
+            self.emit("verdict", verdict=provisional)
 
 
 class Engine:
@@ -70,12 +105,14 @@ class Engine:
         self._resolve_judge = resolve_judge
         self._global = asyncio.Semaphore(max(1, config.concurrency))
         self._per_model: dict[str, asyncio.Semaphore] = {}
-        self._queue: asyncio.Queue[CellEvent] = asyncio.Queue()
-        self._local_base: str | None = None
-        self._local_lock = asyncio.Lock()
+        self._limits: dict[str, Limits] = {}
+        self._out: list[CellEvent] = []
+        self._wake = asyncio.Event()
+        self.dirty: list[_Cell] = []
+        self._caller = Caller(config.params, config.max_retries, self.limits, EmbeddedServer(self._status))
         self._params_json = config.params.params_json()
         self._keys = CellKeys(config.params)
-        self._tag = variant_tag(config.params.system_prompt_id, self._params_json)
+        self.tag = variant_tag(config.params.system_prompt_id, self._params_json)
 
     # -- public -------------------------------------------------------------------
 
@@ -90,34 +127,55 @@ class Engine:
 
     def cell_ids(self) -> list[str]:
         """The ids events will carry, in cell order."""
-        return [cell_id(p.row_id, m.name, r, self._tag) for p, m, r in self.cells()]
+        return [cell_id(p.row_id, m.name, r, self.tag) for p, m, r in self.cells()]
 
-    async def events(self) -> AsyncIterator[CellEvent]:
-        cells = self.cells()
-        replayed, to_run = self._replay_from_cache(cells)
+    def emit(self, event: CellEvent) -> None:
+        self._out.append(event)
+        self._wake.set()
+
+    async def batches(self) -> AsyncGenerator[list[CellEvent], None]:
+        """The run's events, in lists of whatever happened since the last one."""
+        replayed, to_run = self._replay_from_cache(self.cells())
+        if replayed:
+            yield replayed
         tasks = [asyncio.create_task(self._run_cell(*cell)) for cell in to_run]
         remaining = len(tasks)
+
+        def finished(_task: asyncio.Task) -> None:
+            nonlocal remaining
+            remaining -= 1
+            self._wake.set()
+
         for task in tasks:
-            task.add_done_callback(lambda _t: self._queue.put_nowait(_SENTINEL))
+            task.add_done_callback(finished)
+        flusher = asyncio.create_task(self._flush_every(FLUSH_INTERVAL_S)) if tasks else None
         try:
-            for event in replayed:
-                yield event
-            while remaining:
-                event = await self._queue.get()
-                if event is _SENTINEL:
-                    remaining -= 1
+            while True:
+                if self._out:
+                    batch, self._out = self._out, []
+                    yield batch
                     continue
-                yield event
-            while not self._queue.empty():  # events queued after the last sentinel
-                event = self._queue.get_nowait()
-                if event is not _SENTINEL:
-                    yield event
+                if not remaining:
+                    break
+                self._wake.clear()
+                await self._wake.wait()
         finally:
             pending = [t for t in tasks if not t.done()]
+            if flusher is not None:
+                pending.append(flusher)
             for task in pending:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _flush_every(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            if self.dirty:
+                dirty, self.dirty = self.dirty, []
+                for cell in dirty:
+                    cell.dirty = False
+                    cell.flush()
 
     def _replay_from_cache(self, cells: list[tuple[Prompt, ModelSpec, int]]):
         """Cache hits need no task, no semaphore and no await: answer them
@@ -136,20 +194,13 @@ class Engine:
             cached = self._current(key, cached)
             result = self._blank_result(prompt, model, repeat)
             verdict = self._fill(result, cached, from_cache=True)
-            cid = cell_id(prompt.row_id, model.name, repeat, self._tag)
+            cid = cell_id(prompt.row_id, model.name, repeat, self.tag)
             events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
             events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
             events.append(CellEvent("done", cid, prompt.row_id, model.name, repeat, result=result))
         return events, to_run
 
     # -- one cell -----------------------------------------------------------------
-
-    def _emit(self, kind: str, prompt: Prompt, model: ModelSpec, repeat: int, **fields) -> None:
-        self._queue.put_nowait(
-            CellEvent(
-                kind, cell_id(prompt.row_id, model.name, repeat, self._tag), prompt.row_id, model.name, repeat, **fields
-            )
-        )
 
     def _blank_result(self, prompt: Prompt, model: ModelSpec, repeat: int) -> CellResult:
         params = self.config.params
@@ -164,41 +215,57 @@ class Engine:
             repeat=repeat,
         )
 
+    def limits(self, model: ModelSpec) -> Limits:
+        """The time limits of this model's cells (see `timeouts`)."""
+        found = self._limits.get(model.name)
+        if found is None:
+            config = self.config
+            found = self._limits[model.name] = limits_for(
+                run_timeout_s=config.timeout_s,
+                run_idle_s=config.idle_timeout_s,
+                run_token_s=config.token_timeout_s,
+                model_timeout_s=model.timeout_s,
+                model_idle_s=model.idle_timeout_s,
+                model_token_s=model.token_timeout_s,
+                max_tokens=config.params.max_tokens_for(model),
+            )
+        return found
+
     async def _run_cell(self, prompt: Prompt, model: ModelSpec, repeat: int) -> None:
         params = self.config.params
         messages = params.messages(prompt.text)
         result = self._blank_result(prompt, model, repeat)
         key = self._keys.key(model, messages, repeat)
-        self._emit("started", prompt, model, repeat)
+        cell = _Cell(self, prompt, model, repeat)
+        cell.emit("started")
         try:
             cached = self.cache.get_answer(key) if self.cache else None
             if cached is not None:
                 cached = self._current(key, cached)
-                await self._finish(result, prompt, model, repeat, cached, from_cache=True)
+                await self._finish(result, cell, cached, from_cache=True)
                 return
             if model.error:
                 raise CellFailure(model.error)
             sem = self._per_model.setdefault(model.name, asyncio.Semaphore(max(1, model.max_concurrency)))
             async with sem, self._global:
-                hold = reserve_budget(model, messages, params.max_tokens)
-                cost = 0.0
+                hold = reserve_budget(model, messages, params.max_tokens_for(model))
                 try:
-                    answer = await self._ask_with_retries(prompt, model, repeat, messages, params, result)
-                    cost = answer.cost_usd
-                finally:
-                    budget.settle(hold, cost)
+                    answer = await self._caller.ask(cell, messages, result)
+                finally:  # success, failure or Stop: the provider bills what it streamed
+                    budget.settle(hold, cell.spent)
             answer = with_current_verdict(answer)
             if self.cache is not None:
                 self.cache.put_answer(key, answer)
-            await self._finish(result, prompt, model, repeat, answer, from_cache=False)
+            await self._finish(result, cell, answer, from_cache=False)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every failure is a result, never a crash of the run
-            failure = describe_failure(exc, model, self.config.timeout_s)
+            cell.flush()
+            failure = describe_failure(exc, model, self.limits(model).first_s)
             result.error = failure.message
             result.verdict = "error"
             result.verdict_source = ""
-            self._emit("error", prompt, model, repeat, result=result, message=failure.message)
+            cell.emit("error", result=result, message=failure.message)
 
     def _fill(self, result: CellResult, answer: CachedAnswer, *, from_cache: bool) -> Verdict:
         """Copy a finished answer into its result; return its offline verdict."""
@@ -210,6 +277,8 @@ class Engine:
         result.ttft_s = answer.ttft_s
         result.cached = from_cache
         verdict = offline_verdict(answer)
+        if verdict.source == "provider":
+            verdict = replace(verdict, rationale=_provider_rationale(answer))
         result.verdict = verdict.label
         result.verdict_source = verdict.source
         return verdict
@@ -222,153 +291,17 @@ class Engine:
             self.cache.put_answer(key, current)
         return current
 
-    async def _finish(
-        self,
-        result: CellResult,
-        prompt: Prompt,
-        model: ModelSpec,
-        repeat: int,
-        answer: CachedAnswer,
-        *,
-        from_cache: bool,
-    ) -> None:
+    async def _finish(self, result: CellResult, cell: _Cell, answer: CachedAnswer, *, from_cache: bool) -> None:
+        cell.flush()
         verdict = self._fill(result, answer, from_cache=from_cache)
-        verdict = await self._maybe_judge(prompt, answer.response, verdict)
+        verdict = await self._maybe_judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
-        self._emit("verdict", prompt, model, repeat, verdict=verdict)
-        self._emit("done", prompt, model, repeat, result=result)
+        cell.emit("verdict", verdict=verdict)
+        cell.emit("done", result=result)
 
-    async def _ask_with_retries(self, prompt, model, repeat, messages, params, result) -> CachedAnswer:
-        attempt = 0
-        while True:
-            stream = _Stream()
-            try:
-                return await self._ask_once(prompt, model, repeat, messages, params, stream)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                failure = describe_failure(exc, model, self.config.timeout_s)
-                result.response = stream.text
-                if failure.message == "content_filter":
-                    return CachedAnswer(
-                        stream.text, "content_filter", stream.completion_tokens, 0.0, None, stream.ttft_s
-                    )
-                if (
-                    stream.text
-                    and not isinstance(exc, (TimeoutError, asyncio.TimeoutError))
-                    and not (isinstance(exc, CellFailure))
-                ):
-                    failure = CellFailure(
-                        f"The answer stream broke off after {len(stream.text)} characters"
-                        " (partial text kept, not scored)."
-                    )
-                if not failure.retryable or stream.text or attempt >= self.config.max_retries:
-                    if attempt and failure.retryable:
-                        failure.message += f" Gave up after {attempt + 1} attempts."
-                    raise failure from exc
-                attempt += 1
-                wait = failure.retry_after
-                if wait is None:
-                    wait = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)  # noqa: S311 -- retry jitter, not security
-                wait = min(wait, _BACKOFF_CAP_S * 3)
-                self._emit(
-                    "retry",
-                    prompt,
-                    model,
-                    repeat,
-                    message=f"{failure.message} Retrying in {wait:.1f} s (attempt {attempt + 1} of {self.config.max_retries + 1}).",
-                )
-                await asyncio.sleep(wait)
-
-    async def _api_base(self, model: ModelSpec) -> str | None:
-        if not model.is_local:
-            return model.api_base
-        async with self._local_lock:
-            if self._local_base is None:
-                from . import local_model
-
-                self._queue.put_nowait(CellEvent("status", "", "", model.name, message="Starting the embedded model…"))
-                self._local_base = await local_model.ensure_server_async()
-        return self._local_base
-
-    async def _ask_once(
-        self, prompt, model, repeat, messages, params: GenerationParams, stream: _Stream
-    ) -> CachedAnswer:
-        kwargs: dict = dict(model.extra)
-        kwargs.update(
-            model=model.litellm_model,
-            messages=messages,
-            stream=True,
-            stream_options={"include_usage": True},
-            timeout=self.config.timeout_s,
-            max_retries=0,
-            num_retries=0,
-            max_tokens=params.max_tokens,
-        )
-        if params.temperature is not None:
-            kwargs["temperature"] = params.temperature
-        if params.top_p is not None:
-            kwargs["top_p"] = params.top_p
-        api_base = await self._api_base(model)
-        if api_base:
-            kwargs["api_base"] = api_base
-        if model.api_key:
-            kwargs["api_key"] = model.api_key
-        client = None
-        if api_base and not model.is_local:
-            from . import guards
-
-            try:  # public mode: resolve + check now, pin the connection to that address, no redirects
-                client = await guards.endpoint_client(model)
-            except guards.GuardError as exc:
-                raise CellFailure(str(exc)) from None
-            if client is not None:
-                kwargs["client"] = client
-        try:
-            return await self._stream_answer(prompt, model, repeat, kwargs, stream)
-        finally:
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    await client.close()
-
-    async def _stream_answer(self, prompt, model, repeat, kwargs: dict, stream: _Stream) -> CachedAnswer:
-        litellm = litellm_module()
-        live = verdicts.LiveVerdict()
-        start = time.perf_counter()
-        async with asyncio.timeout(self.config.timeout_s):
-            response = await litellm.acompletion(**kwargs)
-            async for chunk in response:
-                usage = getattr(chunk, "usage", None)
-                if usage is not None:
-                    stream.completion_tokens = getattr(usage, "completion_tokens", None) or stream.completion_tokens
-                    stream.prompt_tokens = getattr(usage, "prompt_tokens", None) or stream.prompt_tokens
-                choices = chunk.choices
-                if not choices:
-                    continue
-                choice = choices[0]
-                if choice.finish_reason:
-                    stream.finish_reason = choice.finish_reason
-                delta = choice.delta.content if choice.delta is not None else None
-                if delta:
-                    if stream.ttft_s is None:
-                        stream.ttft_s = time.perf_counter() - start
-                    stream.text += delta
-                    self._emit("delta", prompt, model, repeat, text=delta)
-                    provisional = live.feed(delta)
-                    if provisional is not None:
-                        self._emit("verdict", prompt, model, repeat, verdict=provisional)
-        latency = time.perf_counter() - start
-        if stream.finish_reason is None:
-            raise CellFailure("The stream was cut off before the answer ended.")
-        return CachedAnswer(
-            response=stream.text,
-            finish_reason=stream.finish_reason,
-            completion_tokens=stream.completion_tokens,
-            cost_usd=COSTS.cost(model, stream.prompt_tokens, stream.completion_tokens),
-            latency_s=round(latency, 4),
-            ttft_s=None if stream.ttft_s is None else round(stream.ttft_s, 4),
-        )
+    def _status(self, model: ModelSpec, message: str) -> None:
+        self.emit(CellEvent("status", "", "", model.name, message=message))
 
     # -- LLM judge ----------------------------------------------------------------
 
@@ -388,7 +321,29 @@ class Engine:
         return await judge_answer(spec, prompt.text, response, fallback, cache=self.cache)
 
 
-_SENTINEL = CellEvent("done", "", "", "")
+def _provider_rationale(answer: CachedAnswer) -> str:
+    """Why the provider layer decided, in words the page can show: an empty
+    answer and a filtered one are both refusals, but not the same thing."""
+    if answer.finish_reason == "content_filter":
+        return "The provider's content filter stopped this answer (finish_reason=content_filter)."
+    return "The model sent an empty answer."
+
+
+async def run_batches(
+    config: RunConfig,
+    *,
+    cache: ResultCache | None = None,
+    resolve_judge: Callable[[str], ModelSpec] | None = None,
+) -> AsyncGenerator[list[CellEvent], None]:
+    """The events of one run in lists (cheaper for consumers that render in
+    frames). Close the generator to stop the run."""
+    agen = Engine(config, cache=cache, resolve_judge=resolve_judge).batches()
+    try:
+        async for batch in agen:
+            yield batch
+    finally:
+        with contextlib.suppress(Exception):
+            await agen.aclose()
 
 
 async def run(
@@ -398,11 +353,11 @@ async def run(
     resolve_judge: Callable[[str], ModelSpec] | None = None,
 ) -> AsyncIterator[CellEvent]:
     """Stream the events of one run. Close the generator to stop the run."""
-    engine = Engine(config, cache=cache, resolve_judge=resolve_judge)
-    agen = engine.events()
+    agen = run_batches(config, cache=cache, resolve_judge=resolve_judge)
     try:
-        async for event in agen:
-            yield event
+        async for batch in agen:
+            for event in batch:
+                yield event
     finally:
         with contextlib.suppress(Exception):
             await agen.aclose()

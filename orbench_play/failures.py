@@ -7,6 +7,11 @@ Every exception LiteLLM (or the network under it) can raise is mapped to a
 from __future__ import annotations
 
 import asyncio
+import json
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 from . import budget
 from .llm import litellm_module
@@ -46,6 +51,9 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
         return exc
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return CellFailure(f"Timed out after {timeout_s:g} s.")
+    missing = _missing_key(exc, spec)
+    if missing is not None:
+        return missing
     litellm = litellm_module()
     status = getattr(exc, "status_code", None)
     detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
@@ -80,18 +88,115 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     return CellFailure(f"{exc.__class__.__name__}: {detail or 'unexpected error'}.")
 
 
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+# -- the key is missing ---------------------------------------------------------------
+
+_MISSING_KEY = re.compile(
+    r"missing credentials|missing [\w ]*api[ _]key|api_key client option must be set|no key is set", re.IGNORECASE
+)
+
+
+def missing_key_names(spec: ModelSpec) -> list[str]:
+    """The environment variable(s) LiteLLM would read the provider's key from."""
+    try:
+        found = litellm_module().validate_environment(model=spec.litellm_model, api_base=spec.api_base)
+        names = [str(n) for n in found.get("missing_keys") or []]
+    except Exception:
+        names = []
+    if not names:
+        from .models import provider_key_env
+
+        hint = provider_key_env(spec.litellm_model)
+        names = [hint] if hint else []
+    return names
+
+
+def _missing_key(exc: BaseException, spec: ModelSpec) -> CellFailure | None:
+    """The provider's SDK refused to send a request without a key (LiteLLM
+    reports some of these as a 500): say which variable to set, never retry."""
+    if spec.api_key or not any(_MISSING_KEY.search(str(c)) for c in _causes(exc)):
+        return None
+    names = missing_key_names(spec)
+    where = f"set {' or '.join(names)} in the environment" if names else "give it an API key"
+    return CellFailure(f"No API key for {spec.name}: {where}.")
+
+
+# -- streams that go wrong after they started --------------------------------------------
+
+
+def _kept(chars: int) -> str:
+    return f" after {chars} characters (partial text kept, not scored)" if chars else ""
+
+
+def malformed_stream(kind: str, chars: int) -> CellFailure:
+    """A chunk that cannot be read: retrying would most likely get the same
+    bytes, so this is reported once."""
+    what = "bytes that are not valid UTF-8" if kind == "utf8" else "a chunk that is not valid JSON"
+    return CellFailure(f"Malformed answer stream: the server sent {what}{_kept(chars)}.")
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """httpx's (and the OpenAI SDK's httpx2's) errors for a connection that failed mid-body."""
+    found = [getattr(sys.modules.get(name), "TransportError", None) for name in ("httpx", "httpx2")]
+    return tuple(t for t in found if isinstance(t, type))
+
+
+def cut_stream(exc: BaseException, chars: int) -> CellFailure | None:
+    """A connection that closed or failed while the answer was streaming; None
+    when `exc` is something else."""
+    if not isinstance(exc, _transport_errors()):
+        return None
+    if "Timeout" in type(exc).__name__:
+        return CellFailure(f"Timed out: the server stopped sending{_kept(chars)}.")
+    if chars:
+        return CellFailure(f"The answer stream broke off{_kept(chars)}.")
+    return CellFailure("The connection closed before the answer started.", retryable=True)
+
+
+def provider_stream_error(error: Any, chars: int) -> CellFailure:
+    """An `{"error": ...}` event in the stream, as the OpenAI SDK raises it."""
+    message = error.get("message") if isinstance(error, dict) else None
+    message = " ".join(str(message or "no reason given").split())[:160].rstrip(".")
+    return CellFailure(f"Provider error mid-stream{_kept(chars)}: {message}.", retryable=not chars)
+
+
+def stream_failure(exc: BaseException, chars: int) -> CellFailure | None:
+    """What a failure after the stream started means, on either reader: a
+    malformed chunk, a stream that broke off, or None (describe it as usual)."""
+    if isinstance(exc, CellFailure):
+        return exc
+    for cause in _causes(exc):
+        if isinstance(cause, UnicodeDecodeError):
+            return malformed_stream("utf8", chars)
+        if isinstance(cause, json.JSONDecodeError):
+            return malformed_stream("json", chars)
+        if type(cause).__name__ == "APIError" and isinstance(getattr(cause, "body", None), dict):
+            return provider_stream_error(cause.body, chars)  # type: ignore[attr-defined]  # an {"error": ...} event
+    if chars and not isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return CellFailure(f"The answer stream broke off{_kept(chars)}.")
+    return None
+
+
+# -- the server cannot be reached ---------------------------------------------------------
+
+
 def _connection_failure(exc: BaseException) -> CellFailure | None:
     """A failure to reach the server at all (DNS, refused, reset before any
     answer), found anywhere in the exception's cause chain."""
     import socket
 
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    connect_error = False
     from .guards import GuardError
 
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
+    connect_error = False
+    for cause in _causes(exc):
         if isinstance(cause, GuardError):  # refused by a public-mode guard (e.g. a redirect)
             return CellFailure(str(cause))
         if isinstance(cause, (TimeoutError, asyncio.TimeoutError)):
@@ -102,7 +207,6 @@ def _connection_failure(exc: BaseException) -> CellFailure | None:
             return CellFailure("Could not connect to the model server: connection refused.", retryable=True)
         if type(cause).__name__ in ("APIConnectionError", "ConnectError", "ClientConnectorError"):
             connect_error = True
-        cause = cause.__cause__ or cause.__context__
     if connect_error:
         return CellFailure("Could not connect to the model server.", retryable=True)
     return None

@@ -15,6 +15,7 @@ from . import budget, verdicts
 from .cache import ResultCache, judge_key
 from .failures import describe_failure, reserve_budget
 from .llm import COSTS, litellm_module
+from .textrepair import repair_text
 from .types import ModelSpec, Verdict
 
 _JUDGE_TIMEOUT_S = 60.0
@@ -63,7 +64,7 @@ async def judge_answer(
         hold = reserve_budget(spec, messages, int(verdicts.JUDGE_PARAMS.get("max_tokens", 96)))
         async with asyncio.timeout(timeout_s):
             reply = await litellm_module().acompletion(**kwargs)
-        text = reply.choices[0].message.content or ""
+        text = repair_text(reply.choices[0].message.content or "")
         usage = getattr(reply, "usage", None)
         cost = COSTS.cost(spec, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
     except asyncio.CancelledError:

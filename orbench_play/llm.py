@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 
 from .types import ModelSpec
 
@@ -74,6 +75,19 @@ class _CostBook:
         except Exception:
             self._unknown.add(spec.litellm_model)
             return 0.0
+
+    def streamed(
+        self, spec: ModelSpec, prompt_chars: int, prompt_tokens: int | None, completion_tokens: int | None, chars: int
+    ) -> float:
+        """What an attempt that got as far as a stream costs, finished or not: the
+        usage when the provider sent it, else an estimate (4 characters a token,
+        plus chat overhead for the prompt). Providers bill streamed tokens even
+        when the client hangs up, so Stop must not make a call free."""
+        return self.cost(
+            spec,
+            prompt_tokens or math.ceil(prompt_chars / 4) + 16,
+            completion_tokens or math.ceil(chars / 4),
+        )
 
 
 COSTS = _CostBook()

@@ -52,6 +52,10 @@ DEFAULT_CTX_PER_SLOT = 2048
 """Room for an OR-Bench prompt, a system prompt and the chat template, plus 512
 generated tokens, with plenty to spare (SmolLM2 was trained on 8k)."""
 READY_TIMEOUT_S = 60.0
+DEFAULT_MAX_TOKENS = 256
+"""The embedded model's own max tokens per answer (ModelSpec.max_tokens). A
+default run (hard-1k + toxic, one prompt per category: 20 answers) must end
+within a minute on a 2-core machine; see docs/performance.md for the figures."""
 
 
 class LocalModelError(RuntimeError):
@@ -166,7 +170,7 @@ def _wait_ready(base_url: str, timeout: float) -> None:
     last: Exception | None = None
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(base_url + "/models", timeout=2) as r:
+            with urllib.request.urlopen(base_url + "/models", timeout=2) as r:  # noqa: S310 -- our own http://127.0.0.1 server
                 json.loads(r.read())
                 return
         except (urllib.error.URLError, OSError, ValueError) as exc:
@@ -203,7 +207,7 @@ def _start(port: int = 0) -> tuple[Any, str]:
 def ensure_server() -> str:
     """Start the embedded server once (thread-safe) and return its base URL
     (`http://127.0.0.1:PORT/v1`). Raises LocalModelError with a clear message."""
-    global _server, _base_url, _state, _error
+    global _server, _base_url, _state, _error  # noqa: PLW0603 -- the one embedded server handle the architecture allows
     if _server is not None and _base_url is not None:
         return _base_url
     with _lock:
@@ -229,7 +233,7 @@ async def ensure_server_async() -> str:
 
 def stop_server() -> None:
     """Stop the server if it runs (its port closes); a later ensure_server() restarts it."""
-    global _server, _base_url, _state, _error
+    global _server, _base_url, _state, _error  # noqa: PLW0603 -- the one embedded server handle the architecture allows
     with _lock:
         server, _server = _server, None
         _base_url = None

@@ -10,6 +10,7 @@ endpoint. Nothing here calls a provider; a misconfigured entry carries an
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -146,6 +147,7 @@ def local_spec() -> ModelSpec | None:
         api_key="none",
         max_concurrency=local_model.slots(),
         is_local=True,
+        max_tokens=local_model.DEFAULT_MAX_TOKENS,
     )
 
 
@@ -193,6 +195,7 @@ def load_model_list(
             raise CatalogError(f"{where}: needs `model_name` and `litellm_params.model`.")
         missing: list[str] = []
         params = {k: _resolve_env_refs(v, env, missing) for k, v in params.items()}
+        settings = stream_settings(params, entry.get("model_info"), where)
         api_key = params.pop("api_key", None)
         api_base = params.pop("api_base", None) or params.pop("base_url", None)
         parallel = params.pop("max_parallel_requests", None) or (entry.get("model_info") or {}).get(
@@ -216,9 +219,49 @@ def load_model_list(
                 max_concurrency=int(parallel) if parallel else 8,
                 owner_configured=True,
                 error=error,
+                **settings,
             )
         )
     return specs, warnings
+
+
+_STREAM_SETTINGS = (
+    # (where, key, ModelSpec field, whole number, zero allowed)
+    ("litellm_params", "max_tokens", "max_tokens", True, False),
+    ("litellm_params", "timeout", "timeout_s", False, False),
+    ("litellm_params", "stream_timeout", "idle_timeout_s", False, False),
+    ("model_info", "timeout_per_token", "token_timeout_s", False, True),
+)
+
+
+def stream_settings(params: dict[str, Any], model_info: Any, where: str) -> dict[str, Any]:
+    """A model_list entry's own max tokens and time limits, as ModelSpec fields.
+
+    `litellm_params.max_tokens` is the model's default max tokens (a run may
+    ask for another number); `litellm_params.timeout` its first-chunk limit and
+    the base of its overall limit; `litellm_params.stream_timeout` the longest
+    silence between two chunks; `model_info.timeout_per_token` the overall
+    limit's allowance per requested token (see `timeouts`). They are taken out
+    of `params`: the engine passes its own values to LiteLLM.
+    """
+    info = model_info if isinstance(model_info, dict) else {}
+    found: dict[str, Any] = {}
+    for section, key, field_name, whole, zero in _STREAM_SETTINGS:
+        source = params if section == "litellm_params" else info
+        raw = source.pop(key, None) if source is params else source.get(key)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            value = math.nan
+        low_ok = value >= 0 if zero else value > 0
+        if isinstance(raw, bool) or not math.isfinite(value) or not low_ok or (whole and value != int(value)):
+            kind = "a whole number" if whole else "a number of seconds"
+            bound = "0 or more" if zero else "above 0"
+            raise CatalogError(f"{where}: {section}.{key} must be {kind}, {bound}, got {raw!r}.")
+        found[field_name] = int(value) if whole else value
+    return found
 
 
 def load_catalog(

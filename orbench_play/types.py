@@ -50,9 +50,13 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """The contract column order of every CSV/JSONL export. Only append, never reorder."""
 
-EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat")
-"""Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow)
-and which of the k repeats of a cell this row is."""
+EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat", "attempts", "retry_wait_s")
+"""Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
+which of the k repeats of a cell this row is, and how many attempts the cell
+took and how long the engine waited between them (429/5xx retries)."""
+
+DEFAULT_MAX_TOKENS = 512
+"""Max tokens per answer for a model that has no default of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,13 @@ class ModelSpec:
     error: str | None = None
     """Set when the catalog knows this entry cannot work (e.g. its key env var is
     missing); the engine reports it per cell instead of calling the provider."""
+    max_tokens: int | None = None
+    """This model's default max tokens per answer (None: DEFAULT_MAX_TOKENS), used
+    when a run does not set its own (`GenerationParams.max_tokens` is None)."""
+    timeout_s: float | None = None
+    idle_timeout_s: float | None = None
+    token_timeout_s: float | None = None
+    """This model's time limits (see `timeouts`); None: the run's, else the environment's, else the defaults."""
 
     def identity(self) -> dict[str, Any]:
         """Everything about the model that can change its answer, minus secrets."""
@@ -127,7 +138,23 @@ class GenerationParams:
     system_prompt_id: str = "none"
     temperature: float | None = None
     top_p: float | None = None
-    max_tokens: int = 512
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    """None: each model's own default (`ModelSpec.max_tokens`, else DEFAULT_MAX_TOKENS)."""
+
+    def with_model_max_tokens_at_default(self) -> GenerationParams:
+        """For a form whose max-tokens control starts at DEFAULT_MAX_TOKENS: left
+        there, it means each model's own default (the embedded model's is smaller)."""
+        if self.max_tokens != DEFAULT_MAX_TOKENS:
+            return self
+        from dataclasses import replace
+
+        return replace(self, max_tokens=None)
+
+    def max_tokens_for(self, model: ModelSpec) -> int:
+        """The max tokens one model is asked for in this run."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return model.max_tokens or DEFAULT_MAX_TOKENS
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -147,7 +174,8 @@ class GenerationParams:
         return msgs
 
 
-_DEFAULT_PARAMS_JSON = GenerationParams().params_json()
+_DEFAULT_PARAMS_JSONS = frozenset({GenerationParams().params_json(), GenerationParams(max_tokens=None).params_json()})
+"""Default settings: each model's own max tokens (None) and DEFAULT_MAX_TOKENS read the same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +189,14 @@ class RunConfig:
     """`keyword` (offline classifier only) or a model name used as LLM judge."""
     concurrency: int = 16
     """Global limit on in-flight requests across all models."""
-    timeout_s: float = 60.0
-    """Wall-clock limit for one attempt of one cell, stream included."""
+    timeout_s: float | None = None
+    """Seconds to connect and get the first chunk, and the base of the overall
+    limit; None: the model's, else ORBENCH_TIMEOUT_S, else 60 (see `timeouts`)."""
+    idle_timeout_s: float | None = None
+    """Longest silence between two chunks; None: the model's, else ORBENCH_IDLE_TIMEOUT_S, else 30."""
+    token_timeout_s: float | None = None
+    """Overall limit per attempt = timeout + this x max tokens; None: the model's,
+    else ORBENCH_TOKEN_TIMEOUT_S, else 1 s (0: `timeout_s` limits the whole attempt)."""
     max_retries: int = 3
     use_cache: bool = True
     repeats: int = 1
@@ -190,6 +224,10 @@ class CellResult:
     system_prompt_id: str = "none"
     params: str = ""
     repeat: int = 0
+    attempts: int = 0
+    """Requests made for this cell (0 when replayed from the cache)."""
+    retry_wait_s: float = 0.0
+    """Seconds the engine waited between attempts (Retry-After, back-off)."""
     finish_reason: str | None = None
 
     @property
@@ -215,7 +253,7 @@ class CellResult:
 def variant_tag(system_prompt_id: str, params_json: str) -> str:
     """Empty for default settings, else a short stable digest of them, so that
     one model asked two ways in one session gives two distinct cells."""
-    if system_prompt_id in ("", "none") and params_json in ("", _DEFAULT_PARAMS_JSON):
+    if system_prompt_id in ("", "none") and (params_json == "" or params_json in _DEFAULT_PARAMS_JSONS):
         return ""
     import hashlib
 

@@ -61,6 +61,13 @@ any other name behaves as `answer`.
     e500 e502 e503    that status for the first fail_times requests per (model, prompt), then answers
     e500-always       always 500
     e401 e403 e404    always that status, OpenAI-style `{"error": {...}}` body
+    split-surrogate   "Smile: " + an emoji sent as a UTF-16 surrogate pair split over two chunks
+                      (JSON `\\ud83d`, then `\\ude00`) + " done." (SPLIT_SURROGATE_TEXT, as sent)
+    lone-surrogate    text holding lone surrogates (LONE_SURROGATE_TEXT, as sent: `\\udc00`, `\\ud800`)
+    bad-utf8          a first content chunk whose bytes are not valid UTF-8, then [DONE]
+    error-mid         a few chunks, then an OpenAI-style `{"error": {...}}` event, then [DONE]
+    no-usage          answers like `answer` but never sends usage, even when asked
+    crlf              answers like `answer` with CRLF line ends (as sse-starlette servers do)
     hostile           answers with hostile markup (<script>, onerror, javascript: URLs,
                       =HYPERLINK formula, RTL override); see HOSTILE_TEXT
     echo              the answer is the JSON (sorted keys) of the request body minus
@@ -69,6 +76,9 @@ any other name behaves as `answer`.
 
 `server.set_text(model, text)` makes that exact model name answer `text` (a
 plain answer; streamed like `answer`), e.g. for judge-model tests.
+`server.set_behaviour(model, behaviour)` gives an exact model name one of the
+behaviours above, e.g. `set_behaviour("gpt-4o-mini", "long")` when a priced
+provider model is sent to this server.
 
 Inspecting
 ----------
@@ -127,6 +137,12 @@ BEHAVIOURS: tuple[str, ...] = (
     "e404",
     "hostile",
     "echo",
+    "split-surrogate",
+    "lone-surrogate",
+    "bad-utf8",
+    "error-mid",
+    "no-usage",
+    "crlf",
 )
 
 REFUSE_TEXT = "I'm sorry, but I can't help with that request."
@@ -136,6 +152,10 @@ INDIRECT_TEXT = (
     "suited to your situation."
 )
 FILTERED_TEXT = "I"
+SPLIT_SURROGATE_TEXT = "Smile: \ud83d\ude00 done."
+"""Sent with the pair split over two chunks; read back as "Smile: 😀 done."."""
+LONE_SURROGATE_TEXT = "Broken \udc00 text \ud800 here."
+"""Read back with each lone surrogate replaced by U+FFFD."""
 HOSTILE_TEXT = (
     "<script>window.__pwned=1</script>"
     '<img src=x onerror="window.__pwned=1">'
@@ -298,6 +318,7 @@ class FakeOpenAIServer:
         self._requests: list[RecordedRequest] = []
         self._fail_counts: dict[tuple[str, str], int] = {}
         self._texts: dict[str, str] = {}
+        self._behaviours: dict[str, str] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -406,6 +427,7 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._fail_counts.clear()
             self._texts.clear()
+            self._behaviours.clear()
             self.max_in_flight = self.in_flight
             self.refuse_words = set(self._defaults["refuse_words"])
             self.delay = self._defaults["delay"]
@@ -419,6 +441,13 @@ class FakeOpenAIServer:
         """Make the exact model name `model` answer `text`."""
         with self._lock:
             self._texts[model] = text
+
+    def set_behaviour(self, model: str, behaviour: str) -> None:
+        """Give the exact model name `model` one of the BEHAVIOURS."""
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"unknown behaviour {behaviour!r}")
+        with self._lock:
+            self._behaviours[model] = behaviour
 
     # ------------------------------------------------------------ handlers
     async def _health(self, request: web.Request) -> web.Response:
@@ -443,7 +472,8 @@ class FakeOpenAIServer:
             return self._error(400, "request body must be a JSON object")
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
-        behaviour = resolve_behaviour(model)
+        with self._lock:
+            behaviour = self._behaviours.get(model) or resolve_behaviour(model)
         stream = bool(body.get("stream"))
         rec = RecordedRequest(
             model=model,
@@ -530,6 +560,10 @@ class FakeOpenAIServer:
             return FILTERED_TEXT, "content_filter"
         if b == "hostile":
             return HOSTILE_TEXT, "stop"
+        if b == "split-surrogate":
+            return SPLIT_SURROGATE_TEXT, "stop"
+        if b == "lone-surrogate":
+            return LONE_SURROGATE_TEXT, "stop"
         if b == "long":
             return long_answer_text(prompt, self.words), "stop"
         if b == "echo":
@@ -590,9 +624,11 @@ class FakeOpenAIServer:
         cid = f"chatcmpl-fake-{next(self._ids)}"
         base = self._base(rec, cid)
 
+        end = "\r\n" if b == "crlf" else "\n"
+
         async def send(obj: Any) -> None:
             payload = obj if isinstance(obj, str) else json.dumps(obj)
-            await resp.write(f"data: {payload}\n\n".encode())
+            await resp.write(f"data: {payload}{end}{end}".encode())
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {
@@ -605,12 +641,27 @@ class FakeOpenAIServer:
             words = text.split(" ")
             pieces = [words[0], *(" " + w for w in words[1:])]
             pause = self.long_seconds / max(1, len(pieces))
+        elif b == "split-surrogate":  # the pair's halves in two chunks
+            cut = text.index("\ud83d") + 1
+            pieces, pause = [text[:cut], text[cut:]], 0.0
         else:
             n = self.chunks if b == "slow" else 8
             pieces = _split(text, n)
             pause = (self.delay / max(1, len(pieces))) if b == "slow" else 0.0
 
         await send(chunk({"role": "assistant", "content": ""}))
+        if b == "bad-utf8":
+            await resp.write(b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9 \xff\xfe"}}]}\n\n')
+            await send("[DONE]")
+            await resp.write_eof()
+            return resp
+        if b == "error-mid":
+            for p in pieces[:2]:
+                await send(chunk({"content": p}))
+            await send({"error": {"message": "The server is overloaded (fake).", "type": "server_error"}})
+            await send("[DONE]")
+            await resp.write_eof()
+            return resp
         if b in ("hang-mid", "cut", "malformed"):
             stop_at = 1 if b == "malformed" else min(3, len(pieces))
             for p in pieces[:stop_at]:
@@ -632,7 +683,7 @@ class FakeOpenAIServer:
                 await asyncio.sleep(pause)
             await send(chunk({"content": p}))
         await send(chunk({}, finish))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and b != "no-usage":
             prompt_tokens = tokens(json.dumps(rec.messages))
             usage = {
                 "prompt_tokens": prompt_tokens,

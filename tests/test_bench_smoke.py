@@ -19,17 +19,28 @@ def test_bench_quick_writes_figures(tmp_path):
     out = tmp_path / "bench.json"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--only", "fanout,replay,verdicts", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--only",
+            "fanout,live_engine,replay,verdicts",
+            "--out",
+            str(out),
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
         timeout=240,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.read_text())
     names = {f["name"] for f in figures}
     assert {"fanout_wall", "fanout_cpu_per_cell", "replay_wall", "verdicts_per_s"} <= names, names
+    assert {"live_engine_128x300_wall", "live_engine_128x300_cpu_per_cell", "live_engine_sessions_4x4"} <= names
     for f in figures:
         assert set(f) == {"name", "value", "unit", "floor", "ratio", "detail"}, f
         assert "skipped" not in f["detail"], f["detail"]
@@ -41,6 +52,11 @@ def test_bench_quick_writes_figures(tmp_path):
 
 def test_bench_rejects_unknown_figure():
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--only", "nope"], cwd=REPO, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "benchmarks", "--only", "nope"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 2 and "unknown figure" in proc.stderr

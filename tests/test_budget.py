@@ -182,3 +182,29 @@ async def test_cached_answers_replay_after_the_budget_is_spent(paid_via_fake, mo
     assert all(r.ok and r.cached for r in again)  # a cache hit costs nothing and is not blocked
     fresh = await engine.collect(RunConfig(models=(PAID,), prompts=_prompts(3)[2:], max_retries=0), cache=cache)
     assert fresh[0].error.startswith("Daily budget of $0 reached")
+
+
+async def test_a_stopped_run_is_charged_for_what_was_streamed(paid_via_fake, monkeypatch, no_egress):
+    """Issue 13 item 3: the provider bills the tokens it streamed before Stop, so
+    the daily budget must count them (usage when known, else an estimate)."""
+    fake = paid_via_fake
+    fake.words, fake.long_seconds = 300, 4.0
+    fake.set_behaviour("gpt-4o-mini", "long")
+    monkeypatch.setenv("ORBENCH_BUDGET_USD", "100")
+    config = RunConfig(
+        models=(PAID,), prompts=_prompts(2), params=GenerationParams(max_tokens=1000), use_cache=False, max_retries=0
+    )
+    shown = ""
+    agen = engine.run(config)
+    async for event in agen:
+        if event.kind == "delta":
+            shown += event.text
+        if len(shown) > 600:
+            break
+    await agen.aclose()  # Stop
+    guard = budget.default_guard()
+    assert guard is not None and not guard._reserved  # every reservation was settled
+    at_least = budget._price(PAID.litellm_model, 10, len(shown) // 4)
+    assert guard.spent_today() >= at_least > 0
+    # ...and not the worst case of two full answers: what was streamed, no more.
+    assert guard.spent_today() < 2 * guard.worst_case(PAID, 60, 1000)

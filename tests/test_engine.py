@@ -138,7 +138,7 @@ async def test_hang_times_out_at_the_configured_timeout(fake):
     elapsed = time.perf_counter() - start
     assert 1.4 <= elapsed < 3.0
     by_model = {r.model: r for r in results}
-    assert by_model["hang"].error == "Timed out after 1.5 s."
+    assert by_model["hang"].error == "Timed out after 1.5 s waiting for the answer to start."
     assert by_model["answer"].verdict == "direct_answer"
 
 
@@ -291,3 +291,26 @@ async def test_entries_from_an_older_classifier_replay_and_are_brought_up_to_dat
     assert result.cached and result.verdict == "direct_refusal" and fake.request_count() == 0
     stored = cache.get_answer(key)
     assert stored.verdict == "direct_refusal" and stored.verdict_version == cache_mod.classifier_version()
+
+
+async def test_deltas_are_coalesced_per_flush_interval(fake):
+    """A 300-chunk answer over ~1.5 s arrives as at most one delta per cell per
+    flush interval, not 300: the text adds up exactly, verdicts still come early."""
+    fake.words, fake.long_seconds = 300, 1.5
+    config = RunConfig(models=(spec(fake, "long"),), prompts=prompts(2), use_cache=False)
+    events = await events_of(config)
+    for d in (e for e in events if e.kind == "done"):
+        mine = [e for e in events if e.cell_id == d.cell_id]
+        deltas = [e for e in mine if e.kind == "delta"]
+        assert "".join(e.text for e in deltas) == d.result.response and len(d.result.response.split()) == 300
+        assert 2 <= len(deltas) <= 1.5 / engine.FLUSH_INTERVAL_S * 2, len(deltas)
+        kinds = [e.kind for e in mine]
+        assert kinds.index("verdict") < max(i for i, k in enumerate(kinds) if k == "delta")  # provisional, mid-stream
+
+
+async def test_run_batches_gives_the_same_events_in_lists(fake):
+    config = RunConfig(models=(spec(fake, "answer"), spec(fake, "refuse")), prompts=prompts(2), use_cache=False)
+    batches = [b async for b in engine.run_batches(config)]
+    assert all(isinstance(b, list) and b for b in batches)
+    flat = [e for b in batches for e in b]
+    assert sorted(e.cell_id for e in flat if e.kind == "done") == sorted(engine.cell_ids(config))

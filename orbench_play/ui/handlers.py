@@ -240,7 +240,7 @@ class Playground(SetupHandlers, CompareHandlers):
         config = RunConfig(
             models=tuple(specs),
             prompts=tuple(prompts),
-            params=params,
+            params=params.with_model_max_tokens_at_default(),
             judge=self.judge,
             concurrency=max(16, min(64, len(specs) * 8)),
             repeats=repeats,

@@ -1,0 +1,219 @@
+"""Figures of issue 10 for the engine at real answer length.
+
+- `live_engine_128x300_wall`, `live_engine_128x300_cpu_per_cell`: 128 cells
+  (32 prompts x 4 models) of the fake server's `long` behaviour (300 words,
+  one word per chunk, over 2 s) through `engine.collect`, cache off, against
+  the floor: a minimal httpx client reading the same 128 streams (SSE lines,
+  `json.loads`, text joined). Engine and floor alternate, round after round,
+  in this process, against one fake server in its own process. One round of
+  the engine through LiteLLM's wrapper (`ORBENCH_FAST_STREAMS=0`, what the
+  engine did before the fast path) is given as a reference.
+- `live_engine_sessions_24x16`: 24 engine runs of 16 such cells at once in
+  one process (24 visitors' sessions), p95 session time against one session
+  alone; the same ratio for 24 floor-client sessions is in `detail`, since one
+  fake server process and two cores bound what any client can reach here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from typing import Any
+
+from . import common
+from .report import Figure, ratio
+
+
+def _config(prompts, n_models: int, base_url: str, concurrency: int, max_tokens: int = 1024):
+    from orbench_play.types import GenerationParams, ModelSpec, RunConfig
+
+    models = tuple(
+        ModelSpec(
+            name=f"long-{i}",
+            litellm_model=f"openai/long:{i}",
+            api_base=base_url,
+            api_key="sk-fake",
+            max_concurrency=concurrency,
+        )
+        for i in range(1, n_models + 1)
+    )
+    return RunConfig(
+        models=models,
+        prompts=tuple(prompts),
+        concurrency=concurrency,
+        use_cache=False,
+        max_retries=0,
+        params=GenerationParams(max_tokens=max_tokens),
+    )
+
+
+def _work(config) -> list[tuple[str, str]]:
+    return [(m.litellm_model.split("/", 1)[1], p.text) for p in config.prompts for m in config.models]
+
+
+async def _engine(config):
+    from orbench_play import engine
+
+    return await engine.collect(config)
+
+
+def _wrapper_path(config) -> common.Sample:
+    """The engine reading through LiteLLM's CustomStreamWrapper (the path before issue 10)."""
+    from orbench_play import streams
+
+    old = os.environ.get(streams.ENV_FAST)
+    os.environ[streams.ENV_FAST] = "0"
+    try:
+        sample, _ = common.measure(_engine, config)
+    finally:
+        if old is None:
+            os.environ.pop(streams.ENV_FAST, None)
+        else:
+            os.environ[streams.ENV_FAST] = old
+    return sample
+
+
+def _pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, rounds: int) -> dict[str, Any]:
+    config = _config(common.prompts(n_prompts), n_models, server.base_url, n_prompts * n_models)
+    work = _work(config)
+    cells = len(work)
+    samples: dict[str, list[common.Sample]] = {"floor": [], "engine": []}
+    errors: list[str] = []
+    for _ in range(rounds):
+        s, texts = common.measure(common.floor_httpx, server.base_url, work, cells)
+        assert len(texts) == cells and all(texts)
+        samples["floor"].append(s)
+        s, results = common.measure(_engine, config)
+        bad = [r.error for r in results if not r.ok]
+        if bad or len(results) != cells:
+            errors.append(f"{len(bad)} failed cells of {len(results)}: {bad[:2]}")
+        samples["engine"].append(s)
+    return {"cells": cells, "samples": samples, "errors": errors, "config": config}
+
+
+async def _sessions(runner, configs) -> list[float]:
+    async def one(config) -> float:
+        start = time.perf_counter()
+        await runner(config)
+        return time.perf_counter() - start
+
+    return list(await asyncio.gather(*(one(c) for c in configs)))
+
+
+def _p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
+
+
+def _session_figures(server: common.FakeServerProcess, sessions: int, per_session: int) -> dict[str, Any]:
+    """p95 of `sessions` concurrent runs vs one alone, for the engine and for the floor client."""
+    prompts = common.prompts(sessions * per_session // 2)
+    # Each session its own prompts and max tokens: nothing shared between visitors.
+    configs = [
+        _config(prompts[i * per_session // 2 : (i + 1) * per_session // 2], 2, server.base_url, 64, 1024 + i)
+        for i in range(sessions)
+    ]
+
+    async def floor_session(config):
+        return await common.floor_httpx(server.base_url, _work(config), len(_work(config)))
+
+    out: dict[str, Any] = {}
+    for name, runner in (("floor", floor_session), ("engine", _engine)):
+        alone = min(asyncio.run(_sessions(runner, configs[:1]))[0] for _ in range(2))
+        c0 = time.process_time()
+        times = asyncio.run(_sessions(runner, configs))
+        cpu = time.process_time() - c0
+        out[name] = {
+            "alone_s": common.rnd(alone),
+            "p50_s": common.rnd(statistics.median(times)),
+            "p95_s": common.rnd(_p95(times)),
+            "p95_vs_alone": common.rnd(_p95(times) / alone, 3),
+            "cpu_ms_per_cell": common.rnd(1000 * cpu / (sessions * per_session), 2),
+        }
+    return out
+
+
+def figures(quick: bool, command: str) -> list[Figure]:
+    n_prompts, n_models = (4, 4) if quick else (32, 4)
+    words, seconds = (60, 0.5) if quick else (300, 2.0)
+    rounds = 1 if quick else 3
+    sessions, per_session = (4, 4) if quick else (24, 16)
+    extra = ("--words", str(words), "--long-seconds", str(seconds))
+    with common.FakeServerProcess(extra=extra) as server:
+        warm = _config(common.prompts(2), 2, server.base_url, 4)
+        asyncio.run(_engine(warm))
+        asyncio.run(common.floor_httpx(server.base_url, _work(warm), 4))
+        raw = _pair(server, n_prompts, n_models, rounds)
+        wrapper = None if quick else _wrapper_path(raw["config"])
+        sess = _session_figures(server, sessions, per_session)
+    cells = raw["cells"]
+    s = raw["samples"]
+    wall = {k: common.median([x.wall_s for x in v]) for k, v in s.items()}
+    cpu = {k: 1000 * common.median([x.cpu_s for x in v]) / cells for k, v in s.items()}
+    server_cmd = f"python tests/fake_openai.py --port {server.port} --words {words} --long-seconds {seconds:g}"
+    setup = (
+        f"{n_prompts} prompts x {n_models} models = {cells} cells of the `long` model ({words} words, one per chunk, "
+        f"over {seconds:g} s), fake server ({server_cmd}) in its own process, concurrency {cells}, no cache, "
+        f"{rounds} alternating rounds, medians"
+    )
+    detail = {
+        "setup": setup,
+        "command": command,
+        "errors": raw["errors"],
+        "raw": {k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s)} for x in v] for k, v in s.items()},
+        "reference_wrapper_path": None
+        if wrapper is None
+        else {"wall_s": common.rnd(wrapper.wall_s), "cpu_ms_per_cell": common.rnd(1000 * wrapper.cpu_s / cells, 2)},
+    }
+    wall_ratio = ratio(wall["engine"], wall["floor"])
+    cpu_ratio = ratio(cpu["engine"], cpu["floor"])
+    name = "live_engine_128x300"  # the full-size name, also for --quick's smaller run
+    engine_ratio = sess["engine"]["p95_vs_alone"]
+    return [
+        Figure(
+            f"{name}_wall",
+            wall["engine"],
+            "s",
+            wall["floor"],
+            wall_ratio,
+            {
+                "floor_name": f"minimal httpx SSE client, same {cells} streams",
+                "target": "ratio <= 1.3",
+                "meets_target": None if quick else bool(wall_ratio is not None and wall_ratio <= 1.3),
+                **detail,
+            },
+        ),
+        Figure(
+            f"{name}_cpu_per_cell",
+            cpu["engine"],
+            "ms CPU/cell",
+            cpu["floor"],
+            cpu_ratio,
+            {
+                "floor_name": "httpx client CPU/cell",
+                "target": "ratio <= 2",
+                "meets_target": None if quick else bool(cpu_ratio is not None and cpu_ratio <= 2),
+                **detail,
+            },
+        ),
+        Figure(
+            f"live_engine_sessions_{sessions}x{per_session}",
+            sess["engine"]["p95_s"],
+            "s",
+            sess["engine"]["alone_s"],
+            engine_ratio,
+            {
+                "floor_name": "the same session alone (ratio = p95 / alone)",
+                "target": "ratio <= 3 (engine side of the 24-session target)",
+                "meets_target": None if quick else bool(engine_ratio is not None and engine_ratio <= 3),
+                "engine": sess["engine"],
+                "floor_client": sess["floor"],
+                "setup": f"{sessions} concurrent engine runs of {per_session} `long` cells ({words} words over "
+                f"{seconds:g} s) in one process, each with its own prompts and max tokens; the floor client's "
+                "24 sessions are measured the same way, against the same fake server",
+                "command": command,
+            },
+        ),
+    ]

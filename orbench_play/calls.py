@@ -1,0 +1,190 @@
+"""One cell's calls to its model: LiteLLM's arguments, the retry loop, what the
+provider will bill, and the embedded model's address.
+
+The engine decides *which* cells run and reports their events; this module
+asks one model one prompt, as often as a retry can help. Retries are ours, not
+LiteLLM's (it and the OpenAI SDK are told `max_retries=0, num_retries=0`), so
+that we can honour `Retry-After`, say in the cell why it waits, count the
+attempts and the wait in the result, and never retry once text was shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .cache import CachedAnswer
+from .failures import CellFailure, describe_failure, stream_failure
+from .llm import COSTS
+from .streams import StreamState, stream_answer
+from .timeouts import Limits
+from .types import CellResult, GenerationParams, ModelSpec
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 20.0
+
+
+class CellSink(Protocol):
+    """What a call needs of its cell: somewhere to put text, events and spend."""
+
+    model: ModelSpec
+    spent: float
+
+    def __call__(self, piece: str) -> None: ...
+
+    def emit(self, kind: str, **fields: Any) -> None: ...
+
+
+class EmbeddedServer:
+    """The embedded model's address for one run, started on first use, with a
+    `status` message before and after (the page shows the latest one)."""
+
+    def __init__(self, status: Callable[[ModelSpec, str], None]):
+        self._status = status
+        self._lock = asyncio.Lock()
+        self._base: str | None = None
+
+    async def base(self, model: ModelSpec) -> str:
+        async with self._lock:
+            if self._base is None:
+                from . import local_model
+
+                if local_model.status().startswith("ready"):
+                    self._base = await local_model.ensure_server_async()
+                else:
+                    self._status(model, "Starting the embedded model…")
+                    began = time.perf_counter()
+                    try:
+                        self._base = await local_model.ensure_server_async()
+                    except Exception:
+                        self._status(model, "The embedded model could not start (see its cells).")
+                        raise
+                    name = local_model.LOCAL_MODEL_LABEL.split(" (")[0]
+                    took = time.perf_counter() - began
+                    self._status(
+                        model, f"Embedded model started ({name}, {local_model.slots()} slots) in {took:.1f} s."
+                    )
+            return self._base
+
+
+def completion_kwargs(
+    model: ModelSpec, params: GenerationParams, messages: list[dict[str, str]], limits: Limits
+) -> dict[str, Any]:
+    """`litellm.acompletion`'s arguments for one attempt (without api_base/key/client)."""
+    kwargs: dict[str, Any] = dict(model.extra)
+    kwargs.update(
+        model=model.litellm_model,
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        timeout=limits.transport_s,
+        max_retries=0,
+        num_retries=0,
+        max_tokens=params.max_tokens_for(model),
+    )
+    if params.temperature is not None:
+        kwargs["temperature"] = params.temperature
+    if params.top_p is not None:
+        kwargs["top_p"] = params.top_p
+    return kwargs
+
+
+class Caller:
+    """Asks models for one run: its settings, limits and embedded server."""
+
+    def __init__(
+        self,
+        params: GenerationParams,
+        max_retries: int,
+        limits: Callable[[ModelSpec], Limits],
+        server: EmbeddedServer,
+    ):
+        self.params = params
+        self.max_retries = max_retries
+        self.limits = limits
+        self.server = server
+
+    async def ask(self, cell: CellSink, messages: list[dict[str, str]], result: CellResult) -> CachedAnswer:
+        """The finished answer, or a CellFailure after the retries that can help.
+        `result.attempts` / `retry_wait_s` / partial `response` are kept up to date;
+        `cell.spent` grows by what each attempt that reached a stream will be billed."""
+        model = cell.model
+        limits = self.limits(model)
+        prompt_chars = sum(len(m.get("content") or "") for m in messages)
+        started = time.perf_counter()  # latency and time to first text count from the first attempt
+        while True:
+            state = StreamState()
+            result.attempts += 1
+            try:
+                return await self._once(cell, messages, state, started, limits)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failure = (stream_failure(exc, state.chars) if state.responded else None) or describe_failure(
+                    exc, model, limits.first_s
+                )
+                result.response = state.text
+                if failure.message == "content_filter":
+                    return CachedAnswer(state.text, "content_filter", state.completion_tokens, 0.0, None, state.ttft_s)
+                if not failure.retryable or state.chars or result.attempts > self.max_retries:
+                    if result.attempts > 1 and failure.retryable:
+                        failure.message += f" Gave up after {result.attempts} attempts."
+                    raise failure from exc
+                wait = failure.retry_after
+                if wait is None:
+                    jitter = 0.75 + random.random() / 2  # noqa: S311 -- retry jitter, not security
+                    wait = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (result.attempts - 1)) * jitter
+                wait = min(wait, BACKOFF_CAP_S * 3)
+                cell.emit(
+                    "retry",
+                    message=f"{failure.message} Retrying in {wait:.1f} s (attempt {result.attempts + 1} of {self.max_retries + 1}).",
+                )
+                await asyncio.sleep(wait)
+                result.retry_wait_s = round(result.retry_wait_s + wait, 3)
+            finally:  # finished, failed or stopped: what was streamed is billed
+                if state.responded:
+                    cell.spent += COSTS.streamed(
+                        model, prompt_chars, state.prompt_tokens, state.completion_tokens, state.chars
+                    )
+
+    async def _once(
+        self, cell: CellSink, messages: list[dict[str, str]], state: StreamState, started: float, limits: Limits
+    ) -> CachedAnswer:
+        model = cell.model
+        kwargs = completion_kwargs(model, self.params, messages, limits)
+        api_base = await self.server.base(model) if model.is_local else model.api_base
+        if api_base:
+            kwargs["api_base"] = api_base
+        if model.api_key:
+            kwargs["api_key"] = model.api_key
+        client = None
+        if api_base and not model.is_local:
+            from . import guards
+
+            try:  # public mode: resolve + check now, pin the connection to that address, no redirects
+                client = await guards.endpoint_client(model)
+            except guards.GuardError as exc:
+                raise CellFailure(str(exc)) from None
+            if client is not None:
+                kwargs["client"] = client
+        try:
+            await stream_answer(kwargs, state, cell, limits, started)
+        finally:
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()
+        if state.finish_reason is None:
+            kept = f" after {state.chars} characters (partial text kept, not scored)" if state.chars else ""
+            raise CellFailure(f"The stream was cut off before the answer ended{kept}.")
+        return CachedAnswer(
+            response=state.text,
+            finish_reason=state.finish_reason,
+            completion_tokens=state.completion_tokens,
+            cost_usd=COSTS.cost(model, state.prompt_tokens, state.completion_tokens),
+            latency_s=round(time.perf_counter() - started, 4),
+            ttft_s=None if state.ttft_s is None else round(state.ttft_s, 4),
+        )
