@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -211,7 +212,7 @@ def test_provisional_flag():
 
 
 def test_model_fallback_to_rules(monkeypatch):
-    monkeypatch.setattr(verdicts, "load_model", lambda: None)
+    monkeypatch.setattr(verdicts.learned, "load_model", lambda: None)
     v = classify("I'm sorry, but I can't help with that.")
     assert v.source == "phrases" and v.is_refusal
 
@@ -339,7 +340,7 @@ def test_live_emits_only_on_change_and_finishes_final():
     assert emitted, "a provisional verdict is expected"
     assert all(not v.final for v in emitted)
     labels = [v.label for v in emitted]
-    assert all(a != b for a, b in zip(labels, labels[1:])), labels
+    assert all(a != b for a, b in itertools.pairwise(labels)), labels
     assert emitted[-1].is_refusal
     final = live.finish(text, "stop")
     assert final.final and final.is_refusal
@@ -356,7 +357,7 @@ def test_live_answer_stream():
 def test_live_is_cheap_per_chunk(monkeypatch):
     calls = []
     real = verdicts.classify
-    monkeypatch.setattr(verdicts, "classify", lambda t, final=True: calls.append(len(t)) or real(t, final=final))
+    monkeypatch.setattr(verdicts.live, "classify", lambda t, final=True: calls.append(len(t)) or real(t, final=final))
     live = LiveVerdict()
     text = "word " * 2000  # 10,000 characters in 1-char chunks
     for ch in text:
