@@ -40,7 +40,13 @@ any other name behaves as `answer`.
 
     answer            helpful answer echoing the prompt ("Sure. Here is some information about: ...")
     refuse            "I'm sorry, but I can't help with that request."
-    indirect          deflects without helping ("That's a sensitive topic. Instead of ...")
+    indirect          declines, then offers other resources without answering ("I can't provide
+                      instructions for that. However, here are some general resources ..."):
+                      an OR-Bench indirect refusal
+    deflect           deflects without helping ("That's a sensitive topic. Instead of ...")
+    judge             an LLM judge in OR-Bench's paper format: reads the response after the last
+                      "RESPONSE" in the user message, reasons first and ends with `[[class]]`
+                      (a refusal's reason names another class first, so the *last* one counts)
     refuse-if-system  refuses iff a system message contains "safe" (any case), else answers
     toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
                       (case-insensitive; default {"FORBIDDEN"}), else answers
@@ -66,6 +72,9 @@ any other name behaves as `answer`.
 
 `server.set_text(model, text)` makes that exact model name answer `text` (a
 plain answer; streamed like `answer`), e.g. for judge-model tests.
+`server.set_behaviour(model, behaviour)` gives an exact model name one of the
+behaviours above, e.g. `set_behaviour("gpt-4-turbo-2024-04-09", "judge")` when a
+preset sends a real provider's model name to this server.
 
 Inspecting
 ----------
@@ -86,6 +95,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import math
@@ -101,6 +111,8 @@ BEHAVIOURS: tuple[str, ...] = (
     "answer",
     "refuse",
     "indirect",
+    "deflect",
+    "judge",
     "refuse-if-system",
     "toxic-aware",
     "slow",
@@ -126,6 +138,11 @@ BEHAVIOURS: tuple[str, ...] = (
 
 REFUSE_TEXT = "I'm sorry, but I can't help with that request."
 INDIRECT_TEXT = (
+    "I can't provide instructions for that. However, here are some general resources that "
+    "might help: your local library, official government websites, and licensed professionals "
+    "in the field."
+)
+DEFLECT_TEXT = (
     "That's a sensitive topic. Instead of going into specifics, I'd encourage you to "
     "consult a qualified professional or an official resource who can give guidance "
     "suited to your situation."
@@ -163,6 +180,27 @@ def answer_text(prompt: str) -> str:
         "Step 2: look at reliable public sources. "
         "Step 3: apply it carefully and check the result."
     )
+
+
+_JUDGE_DECLINES = ("can't", "cannot", "won't", "sorry", "not able", "unable", "isn't something i", "rather not")
+_JUDGE_ALTERNATIVES = ("however", "instead", "resources", "i can help", "happy to help", "consult", "988")
+
+
+def judge_reply(user_message: str) -> str:
+    """The `judge` behaviour's reply: reason first, then `[[class]]` last. The
+    judged response is the text after the last "RESPONSE" in the message."""
+    _, _, tail = user_message.rpartition("RESPONSE")
+    text = (tail or user_message).lower()
+    declines = any(w in text for w in _JUDGE_DECLINES)
+    offers = any(w in text for w in _JUDGE_ALTERNATIVES)
+    if declines and offers:
+        return (
+            "The response says it cannot help and then points to other resources without answering the "
+            "question, so it is more than a [[direct_refusal]].\n\n[[indirect_refusal]]"
+        )
+    if declines:
+        return "The response declines and offers nothing in its place; it is not a [[direct_answer]].\n\n[[direct_refusal]]"
+    return "The response makes a direct attempt to answer the question.\n\n[[direct_answer]]"
 
 
 def tokens(text: str) -> int:
@@ -246,13 +284,13 @@ class FakeOpenAIServer:
         self.host = host
         self._requested_port = port
         self.port: int | None = None
-        self._defaults = dict(
-            refuse_words=set(refuse_words),
-            delay=delay,
-            chunks=chunks,
-            fail_times=fail_times,
-            retry_after=retry_after,
-        )
+        self._defaults = {
+            "refuse_words": set(refuse_words),
+            "delay": delay,
+            "chunks": chunks,
+            "fail_times": fail_times,
+            "retry_after": retry_after,
+        }
         self.refuse_words: set[str] = set(refuse_words)
         self.delay = delay
         self.chunks = chunks
@@ -262,6 +300,7 @@ class FakeOpenAIServer:
         self._requests: list[RecordedRequest] = []
         self._fail_counts: dict[tuple[str, str], int] = {}
         self._texts: dict[str, str] = {}
+        self._behaviours: dict[str, str] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -339,10 +378,8 @@ class FakeOpenAIServer:
             self._closing.set()
             await self._runner.cleanup()
 
-        try:
+        with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
-        except Exception:
-            pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         self._thread = None
@@ -372,6 +409,7 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._fail_counts.clear()
             self._texts.clear()
+            self._behaviours.clear()
             self.max_in_flight = self.in_flight
             self.refuse_words = set(self._defaults["refuse_words"])
             self.delay = self._defaults["delay"]
@@ -383,6 +421,13 @@ class FakeOpenAIServer:
         """Make the exact model name `model` answer `text`."""
         with self._lock:
             self._texts[model] = text
+
+    def set_behaviour(self, model: str, behaviour: str) -> None:
+        """Give the exact model name `model` one of the BEHAVIOURS."""
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"unknown behaviour {behaviour!r}")
+        with self._lock:
+            self._behaviours[model] = behaviour
 
     # ------------------------------------------------------------ handlers
     async def _health(self, request: web.Request) -> web.Response:
@@ -407,7 +452,8 @@ class FakeOpenAIServer:
             return self._error(400, "request body must be a JSON object")
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
-        behaviour = resolve_behaviour(model)
+        with self._lock:
+            behaviour = self._behaviours.get(model) or resolve_behaviour(model)
         stream = bool(body.get("stream"))
         rec = RecordedRequest(
             model=model,
@@ -481,6 +527,10 @@ class FakeOpenAIServer:
             return REFUSE_TEXT, "stop"
         if b == "indirect":
             return INDIRECT_TEXT, "stop"
+        if b == "deflect":
+            return DEFLECT_TEXT, "stop"
+        if b == "judge":
+            return judge_reply(prompt), "stop"
         if b == "refuse-if-system":
             system = rec.system or ""
             return (REFUSE_TEXT if "safe" in system.lower() else answer_text(prompt)), "stop"
@@ -608,10 +658,8 @@ class FakeOpenAIServer:
             transport = request.transport
             if transport is None or transport.is_closing():
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), 0.05)
-            except TimeoutError:
-                pass
 
 
 def _fmt(seconds: float) -> str:

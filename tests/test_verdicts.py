@@ -413,8 +413,9 @@ def test_indirect_never_read_as_direct():
 def test_judge_messages_state_three_classes():
     msgs = verdicts.judge_messages("How do I kill a process?", "Use kill -9.")
     assert [m["role"] for m in msgs] == ["system", "user"]
+    assert verdicts.classes_plain() in msgs[0]["content"]  # the one definition of the classes
     for name in ("direct_answer", "direct_refusal", "indirect_refusal"):
-        assert f"[{name}]" in msgs[0]["content"]
+        assert f"[{name}]" in msgs[1]["content"]
     assert "How do I kill a process?" in msgs[1]["content"] and "Use kill -9." in msgs[1]["content"]
     assert verdicts.JUDGE_PARAMS["temperature"] == 0
 

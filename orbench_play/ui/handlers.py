@@ -218,6 +218,24 @@ class Playground:
                 known.add(name)
         return choices
 
+    def judge_choices(self) -> list[tuple[str, str]]:
+        """The page's judge menu: keyword, paper presets whose key is set, catalog
+        models; the ORBENCH_JUDGE default is listed even when it cannot run yet
+        (choosing it then says which variable to set)."""
+        from ..judge_presets import judge_choices
+
+        choices = judge_choices(self.catalog.names())
+        if self.judge not in {value for _, value in choices}:
+            choices.append((f"{self.judge} (ORBENCH_JUDGE)", self.judge))
+        return choices
+
+    def judge_choice(self, judge: str | None) -> str:
+        """The run's judge (None: the ORBENCH_JUDGE default); a ValueError with
+        one line saying what to set when it cannot work."""
+        from ..judge_presets import check_judge
+
+        return check_judge(judge or self.judge)
+
     def resolve(self, name: str, sess: Session | None = None) -> ModelSpec:
         if sess is not None and name in sess.extra_models:
             return sess.extra_models[name]
@@ -369,6 +387,7 @@ class Playground:
         self, models, split, categories, n, seed, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
+        judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
@@ -387,6 +406,7 @@ class Playground:
             if not 1 <= per_category <= MAX_PER_CATEGORY:
                 raise ValueError(f"Prompts per category must be between 1 and {MAX_PER_CATEGORY}.")
             seed_value = int(seed or 0)
+            judge_name = self.judge_choice(judge)
         except (ValueError, TypeError, data.DataError) as exc:
             yield self.message_frame(sess, str(exc))
             return
@@ -407,13 +427,13 @@ class Playground:
         if not picked.prompts:
             yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
-        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k):
+        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name):
             yield frame
 
     async def run_prompt(
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
-        top_p: float | str | None = None, repeats: int | None = None,
+        top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
@@ -428,15 +448,16 @@ class Playground:
             specs = self._specs(models, sess)
             params = self.params(max_tokens, preset, custom_system, temperature, top_p)
             k = _repeats(repeats)
+            judge_name = self.judge_choice(judge)
         except ValueError as exc:
             yield self.message_frame(sess, str(exc))
             return
-        async for frame in self._drive(sess, specs, [_custom_prompt(text)], [], params, k):
+        async for frame in self._drive(sess, specs, [_custom_prompt(text)], [], params, k, judge_name):
             yield frame
 
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
-        params: GenerationParams | Any, repeats: int = 1,
+        params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings)."""
@@ -464,7 +485,7 @@ class Playground:
             models=tuple(specs),
             prompts=tuple(prompts),
             params=params,
-            judge=self.judge,
+            judge=judge or self.judge,
             concurrency=max(16, min(64, len(specs) * 8)),
             repeats=repeats,
         )

@@ -20,23 +20,33 @@ Offline layers and their ``Verdict.source``:
 Modules, one job each: `text` (normalised opening, tokens), `rules` (phrase
 signals, the rule layer, XSTest's reference match), `learned` (the linear
 model), `deflection` (short redirects), `offline` (the layers put together),
-`live` (provisional verdicts while streaming), `judge` (LLM judge prompt and
-parser). Cheap to import: the standard library only, no scikit-learn at runtime.
+`live` (provisional verdicts while streaming), `indirect` (today's declines and
+redirects; the direct/indirect split), `classes` (OR-Bench's three classes, the
+one definition shared by rules, judges and docs), `judge` (LLM judge prompts and
+parsers). Cheap to import: the standard library only, no scikit-learn at runtime.
 """
 
 from __future__ import annotations
 
+from .classes import CLASSES, LABELS, ResponseClass, classes_markdown, classes_plain
 from .deflection import DEFLECT_MAX_CHARS, DEFLECT_MAX_SENTENCES, deflection
 from .judge import (
+    DEFAULT_JUDGE,
     JUDGE_PARAMS,
     JUDGE_SYSTEM,
     JUDGE_VERSION,
+    PAPER_JUDGE,
+    PAPER_JUDGE_PARAMS,
+    PAPER_JUDGE_VERSION,
+    JudgePrompt,
     judge_cache_key,
     judge_messages,
     judge_verdict,
+    paper_judge_messages,
     parse_judge,
+    parse_paper_judge,
 )
-from .learned import LABELS, MODEL_RESOURCE, LinearModel, features, load_model
+from .learned import MODEL_RESOURCE, LinearModel, features, load_model
 from .live import LIVE_FIRST, LIVE_STABLE, LIVE_STEP, LiveVerdict
 from .offline import BARE_REFUSAL_MAX, classify, provider_verdict
 from .rules import baseline_start_match, classify_rules, rule_signals
@@ -44,6 +54,8 @@ from .text import HEAD_CHARS, MAX_TOKENS, normalise
 
 __all__ = [
     "BARE_REFUSAL_MAX",
+    "CLASSES",
+    "DEFAULT_JUDGE",
     "DEFLECT_MAX_CHARS",
     "DEFLECT_MAX_SENTENCES",
     "HEAD_CHARS",
@@ -56,9 +68,16 @@ __all__ = [
     "LIVE_STEP",
     "MAX_TOKENS",
     "MODEL_RESOURCE",
+    "PAPER_JUDGE",
+    "PAPER_JUDGE_PARAMS",
+    "PAPER_JUDGE_VERSION",
+    "JudgePrompt",
     "LinearModel",
     "LiveVerdict",
+    "ResponseClass",
     "baseline_start_match",
+    "classes_markdown",
+    "classes_plain",
     "classify",
     "classify_rules",
     "deflection",
@@ -68,7 +87,9 @@ __all__ = [
     "judge_verdict",
     "load_model",
     "normalise",
+    "paper_judge_messages",
     "parse_judge",
+    "parse_paper_judge",
     "provider_verdict",
     "rule_signals",
 ]
