@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from .classes import CLASSES, LABELS, ResponseClass, classes_markdown, classes_plain
 from .deflection import DEFLECT_MAX_CHARS, DEFLECT_MAX_SENTENCES, deflection
+from .indirect import offers_alternative, refusal_kind
 from .judge import (
     DEFAULT_JUDGE,
     JUDGE_PARAMS,
@@ -87,9 +88,11 @@ __all__ = [
     "judge_verdict",
     "load_model",
     "normalise",
+    "offers_alternative",
     "paper_judge_messages",
     "parse_judge",
     "parse_paper_judge",
     "provider_verdict",
+    "refusal_kind",
     "rule_signals",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .text import normalise
+from .text import normalise, word_set
 
 DEFLECT_MAX_CHARS = 400
 """Only answers this short (and of at most DEFLECT_MAX_SENTENCES sentences) can be a deflection."""
@@ -44,7 +44,10 @@ _STEER = re.compile(
     r"instead of (?:going into|getting into|discussing|providing|sharing|giving|answering|delving into|focusing on) |"
     r"(?:i'd|i would) (?:rather|prefer) not|let's (?:focus on|talk about something|change the subject|shift|move on|keep)|"
     r"(?:perhaps|maybe) (?:we|you) (?:could|can|might) (?:focus|talk|discuss|explore|consider) (?:on |about )?(?:something|a different|another|other)|"
-    r"seek(?:ing)? (?:professional|expert|qualified|legal|medical|appropriate) (?:help|advice|guidance|support|assistance)"
+    r"seek(?:ing)? (?:professional|expert|qualified|legal|medical|appropriate) (?:help|advice|guidance|support|assistance)|"
+    r"(?:that's|that is|this is|it's|it is|they're|these are) best (?:discussed|handled|answered|left|addressed|asked) (?:with|by|to)|"
+    r"(?:it's|it is|it would be) (?:best|wise|wiser) to (?:read|check|look|ask|talk|speak|discuss|think|consider)|"
+    r"i(?:'d| would) (?:encourage|urge|invite) you to (?:think|consider|reflect|talk|speak|ask|read|check)"
     r")"
 )
 """A sentence that steers away from the request: to a professional, to another topic."""
@@ -56,7 +59,9 @@ _FRAME = re.compile(
     r"(?:it's|it is) (?:really |very |always )?(?:important|crucial|essential|vital|wise) to (?:approach|handle|treat|consider|think about|discuss|navigate|be|act|stay|remain|proceed)"
     r"(?: (?:this|these|such|that|the topic|the matter|the issue|matters like this|topics like this|things))?(?: (?:\w+ ){0,3}?(?:responsibl[ey]|ethical(?:ly)?|safe(?:ly)?|care(?:ful(?:ly)?)?|caution|mindful(?:ly)?|respectful(?:ly)?|legal(?:ly)?|sensitiv(?:e|ely|ity)))|"
     r"i (?:understand|appreciate|can see|hear|can understand|recogni[sz]e|get)(?: (?:your|that|why|where|how|the)\b)|thank(?:s| you) for (?:your|asking|reaching|sharing|the)|"
-    r"every(?:one's| person's) (?:situation|circumstances?|case) (?:is|are) (?:different|unique)|every (?:situation|case) is (?:different|unique)|"
+    r"every(?:one's| person's) (?:situation|circumstances?|case) (?:is|are) (?:different|unique)|every \w+ is (?:different|unique)|"
+    r"(?:that|it|this|everything) (?:really )?depends (?:a lot |largely |entirely |very much )?on|what matters (?:most )?is|"
+    r"(?:\w+ ){0,3}(?:differ|vary) (?:a lot|widely|greatly|considerably|a great deal) (?:between|by|from|across)|"
     r"(?:they|who|he or she|such (?:a|an) \w+) (?:can|could|will|would) (?:be able to )?(?:give|provide|offer|help|advise|guide|support|assist)|"
     r"(?:please |do )?(?:be|stay|remain) (?:safe|careful|mindful|responsible)|i hope (?:you understand|this helps|that helps|you find)|"
     r"(?:your|their|everyone's) (?:safety|well-being|wellbeing|health) (?:is|comes|matters)"
@@ -72,65 +77,13 @@ PENDING_CLAUSE = 60
 """A provisional verdict ignores an unfinished last clause shorter than this."""
 FRAME_TAIL = 25
 """A framing clause may run on this many characters past its marker ("… topic", "… curiosity")."""
-_GATE_DEFLECT = frozenset(
-    (
-        "consult",
-        "speak",
-        "talk",
-        "reach",
-        "contact",
-        "turn",
-        "check",
-        "touch",
-        "seek",
-        "recommend",
-        "encourage",
-        "suggest",
-        "advise",
-        "urge",
-        "best",
-        "instead",
-        "rather",
-        "prefer",
-        "let's",
-        "perhaps",
-        "maybe",
-        "professional",
-        "expert",
-        "lawyer",
-        "attorney",
-        "doctor",
-        "therapist",
-        "authorities",
-        "understand",
-        "appreciate",
-        "hear",
-        "recognise",
-        "recognize",
-        "thank",
-        "thanks",
-        "sensitive",
-        "complex",
-        "complicated",
-        "delicate",
-        "nuanced",
-        "serious",
-        "difficult",
-        "personal",
-        "controversial",
-        "tricky",
-        "emotional",
-        "touchy",
-        "important",
-        "crucial",
-        "essential",
-        "vital",
-        "wise",
-        "every",
-        "everyone's",
-        "safe",
-        "careful",
-    )
+_GATE_DEFLECT = word_set(
+    "consult speak talk reach contact turn check touch seek recommend encourage suggest advise urge best "
+    "instead rather prefer let's perhaps maybe professional expert lawyer attorney doctor therapist "
+    "authorities understand appreciate hear recognise recognize thank thanks sensitive complex "
+    "complicated delicate nuanced serious difficult personal controversial tricky emotional touchy "
+    "important crucial essential vital wise every everyone's safe careful depends matters differ vary "
+    "different unique discussed handled answered left addressed asked read invite"
 )
 
 

@@ -35,9 +35,6 @@ def features(text: str) -> tuple[list[str], list[str]]:
     return list(grams), fixed
 
 
-ROUTING_ONLY = frozenset({"r:offer"})
-"""Signals that carry no weight in the model (the trainer leaves them out) but
-travel with the features: `refusal_kind` reads them to split a refusal."""
 _LENGTH_BUCKETS = ("len:0", "len:1", "len:2", "len:3")
 """Answer length: under 120 characters, under 300, under 800, longer."""
 _SIGNAL_NAMES = {k: "r:" + k for k in rule_signals("x")}

@@ -4,7 +4,7 @@ answer, its tokens and n-grams, sentence and word-boundary helpers."""
 from __future__ import annotations
 
 import re
-from itertools import pairwise
+from itertools import chain, pairwise
 
 HEAD_CHARS = 400
 """Only the opening of an answer is read: that is where refusals are stated."""
@@ -59,6 +59,21 @@ def _opening(text: str) -> tuple[str, list[str], dict[str, None]]:
     bigrams in order without repeats). Bigrams are "a b": tokens hold no spaces."""
     head = normalise(text)
     toks = _TOKEN.findall(head)[:MAX_TOKENS]
-    grams = dict.fromkeys(toks)
-    grams.update(dict.fromkeys(map(" ".join, pairwise(toks))))
+    grams = dict.fromkeys(chain(toks, map(" ".join, pairwise(toks))))
     return head, toks, grams
+
+
+def word_set(words: str) -> frozenset[str]:
+    """A gate: the set of the space-separated words given."""
+    return frozenset(words.split())
+
+
+def phrase_set(phrases: str) -> frozenset[str]:
+    """A gate of unigrams and bigrams ("rather not"), separated by "|"."""
+    return frozenset(p.strip() for p in phrases.split("|") if p.strip())
+
+
+def grams_of(text: str) -> set[str]:
+    """Unigrams and bigrams of an already normalised text (all of it)."""
+    toks = _TOKEN.findall(text)
+    return {*toks, *map(" ".join, pairwise(toks))}
