@@ -91,7 +91,9 @@ def streaming_agreement(rows: Sequence[LabelledRow], make_live: Callable[[], Any
     """Feed each answer to a fresh LiveVerdict one word (plus its spaces) at a
     time, as a stream would, then finish it; compare what was shown with the end."""
     if make_live is None:
-        from .verdicts import LiveVerdict as make_live
+        from .verdicts import LiveVerdict
+
+        make_live = LiveVerdict
     steps = agree = agree_bin = last_ok = changes = answers = 0
     for row in rows:
         live = make_live()

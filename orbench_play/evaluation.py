@@ -28,7 +28,7 @@ import csv
 import inspect
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,10 +250,10 @@ def compute_metrics(truth: Sequence[str], pred: Sequence[str]) -> Metrics:
     )
 
 
-def _caller(classify_fn: ClassifyFn) -> Callable[[LabelledRow, bool], Any]:
+def _caller(classify_fn: ClassifyFn) -> Callable[..., Any]:
     """Adapt fn(text[, final=][, prompt=]) to one calling convention."""
     try:
-        params = inspect.signature(classify_fn).parameters
+        params: Mapping[str, Any] = inspect.signature(classify_fn).parameters
     except (TypeError, ValueError):
         params = {}
     takes_prompt = "prompt" in params

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from itertools import repeat
@@ -45,7 +46,9 @@ class LinearModel:
 
     __slots__ = ("_d", "bias", "labels", "meta", "weights")
 
-    def __init__(self, labels: list[str], bias: list[float], weights: dict[str, list[float]], meta: dict) -> None:
+    def __init__(
+        self, labels: list[str], bias: list[float], weights: Mapping[str, Sequence[float]], meta: dict
+    ) -> None:
         self.labels = tuple(labels)
         self.bias = bias
         self.weights = weights
