@@ -147,10 +147,12 @@ class CachedAnswer:
 @functools.cache
 def classifier_version() -> str:
     """A digest of the offline classifier's code and weights: a cached verdict is
-    reused only while recomputing it would give the same answer."""
-    digest = hashlib.sha256(Path(verdicts.__file__).read_bytes())
-    for weights in sorted((Path(verdicts.__file__).parent / "assets").glob("verdict*")):
-        digest.update(weights.read_bytes())
+    reused only while recomputing it would give the same answer. Every module
+    of the `verdicts` package counts, so a change to any rule refreshes it."""
+    package = Path(verdicts.__file__).parent
+    digest = hashlib.sha256()
+    for part in [*sorted(package.glob("*.py")), *sorted((package.parent / "assets").glob("verdict*"))]:
+        digest.update(part.name.encode("utf-8") + b"\0" + part.read_bytes())
     return digest.hexdigest()[:16]
 
 

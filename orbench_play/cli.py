@@ -70,6 +70,24 @@ def _preset_names() -> list[str]:
     return list(SYSTEM_PROMPTS)
 
 
+_JUDGE_HELP = (
+    "keyword (default: the offline classifier), paper (OR-Bench's own judge set-up: gpt-4-turbo-2024-04-09, "
+    "needs OPENAI_API_KEY), paper:together (Llama-3-70b-chat via Together, needs TOGETHERAI_API_KEY), "
+    "or any model name used as LLM judge; default $ORBENCH_JUDGE"
+)
+
+
+def _judge_choice(value: str | None) -> str:
+    """--judge (else ORBENCH_JUDGE, else keyword), checked: a paper preset
+    without its API key is a one-line usage error naming the variable."""
+    from .judge_presets import JudgeChoiceError, check_judge
+
+    try:
+        return check_judge(value or os.environ.get("ORBENCH_JUDGE"))
+    except JudgeChoiceError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="orbench-play", description="OR-Bench over-refusal playground, headless.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -85,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--per-category", type=_positive_int, help="prompts per category")
     size.add_argument("--n", type=_positive_int, help="prompts in total, spread evenly over categories")
     run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--judge", default=None, help="keyword (default, offline) or a model name used as LLM judge")
+    run.add_argument("--judge", default=None, help=_JUDGE_HELP)
     run.add_argument("--concurrency", type=_positive_int, default=16, help="requests in flight across all models")
     run.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors")
     # Time limits and max tokens: None means the model's own (model_list), else the environment, else the default.
@@ -117,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("input")
     judge.add_argument("--prompt-col", required=True)
     judge.add_argument("--response-col", required=True)
-    judge.add_argument("--judge", default=None)
+    judge.add_argument("--judge", default=None, help=_JUDGE_HELP)
     judge.add_argument("--config", help="LiteLLM model_list YAML for the judge model")
     judge.add_argument("--out", required=True)
 
@@ -173,7 +191,7 @@ def _build_run_config(args: argparse.Namespace):
         top_p=args.top_p,
         max_tokens=args.max_tokens,
     )
-    judge = args.judge or os.environ.get("ORBENCH_JUDGE") or "keyword"
+    judge = _judge_choice(args.judge)
     config = RunConfig(
         models=models,
         prompts=picked.prompts,
@@ -307,7 +325,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     for column in (args.prompt_col, args.response_col):
         if column not in frame.columns:
             raise UsageError(f"column {column!r} is not in {args.input} (columns: {', '.join(frame.columns)})")
-    judge = args.judge or os.environ.get("ORBENCH_JUDGE") or "keyword"
+    judge = _judge_choice(args.judge)
     offline = [verdicts.LiveVerdict().finish(text, None) for text in frame[args.response_col]]
     if judge == "keyword":
         final = offline

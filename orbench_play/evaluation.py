@@ -5,12 +5,18 @@ agreement (answer vs any refusal), 3-class accuracy and macro-F1, a confusion
 matrix, a per-source (per-model) breakdown, the agreement of provisional
 verdicts made from a 100-character prefix, and throughput.
 
-Input formats (CSV):
-- XSTest completions: ``id,type,prompt,completion,final_label`` with labels
+Input formats:
+- XSTest completions (CSV): ``id,type,prompt,completion,final_label`` with labels
   ``1_full_compliance`` / ``2_full_refusal`` / ``3_partial_refusal``; the source
   is taken from the file name (``xstest_v2_completions_gpt4.csv`` -> ``gpt4``).
-- generic: ``prompt,response,label`` with OR-Bench verdict names (XSTest names
-  are accepted too); an optional ``model`` (or ``source``) column names the source.
+- generic (CSV): ``prompt,response,label`` with OR-Bench verdict names (XSTest
+  names are accepted too); an optional ``model`` (or ``source``) column names the source.
+- OR-Bench-style sets (JSONL, ``eval/orbench_style_*.jsonl``): one object per
+  line with ``prompt``, ``response``, ``label``, ``row_id``, ``style`` and ``set``;
+  the source is ``orbench-<set>``.
+
+`make eval` (``python -m orbench_play.evaluation --lomo``) runs the whole suite
+in `eval_suite`.
 
 Pure Python and the standard library only: no pandas or scikit-learn needed.
 ``python -m orbench_play.evaluation --help`` for the command line.
@@ -18,13 +24,11 @@ Pure Python and the standard library only: no pandas or scikit-learn needed.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import inspect
 import json
-import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,8 @@ class LabelledRow:
     label: str
     source: str
     row_id: str = ""
+    style: str = ""
+    """What kind of answer it is (OR-Bench-style sets only), for per-style figures."""
 
 
 @dataclass(slots=True)
@@ -156,8 +162,33 @@ def load_csv(path: str | Path) -> list[LabelledRow]:
     return rows
 
 
+def load_jsonl(path: str | Path) -> list[LabelledRow]:
+    """An OR-Bench-style set: one JSON object per line (see eval/README.md)."""
+    path = Path(path)
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                rows.append(
+                    LabelledRow(
+                        prompt=rec.get("prompt") or "",
+                        response=rec["response"],
+                        label=_normalise_label(rec["label"]),
+                        source=f"orbench-{rec.get('set') or path.stem}",
+                        row_id=str(rec.get("row_id") or i),
+                        style=rec.get("style") or "",
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}, line {i}: {exc}") from None
+    return rows
+
+
 def load_rows(paths: Iterable[str | Path]) -> list[LabelledRow]:
-    """Rows from CSV files and/or folders of CSV files (sorted for determinism)."""
+    """Rows from CSV or JSONL files and/or folders of CSV files (sorted for determinism)."""
     rows: list[LabelledRow] = []
     for p in paths:
         p = Path(p)
@@ -168,7 +199,7 @@ def load_rows(paths: Iterable[str | Path]) -> list[LabelledRow]:
             for f in files:
                 rows.extend(load_csv(f))
         elif p.is_file():
-            rows.extend(load_csv(p))
+            rows.extend(load_jsonl(p) if p.suffix == ".jsonl" else load_csv(p))
         else:
             raise FileNotFoundError(f"labelled data not found: {p}")
     return rows
@@ -188,7 +219,7 @@ def compute_metrics(truth: Sequence[str], pred: Sequence[str]) -> Metrics:
     confusion = {t: dict.fromkeys(CLASSES, 0) for t in CLASSES}
     bin_conf = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     agree = correct = 0
-    for t, p in zip(truth, pred):
+    for t, p in zip(truth, pred, strict=True):
         if p not in CLASSES:
             raise ValueError(f"prediction {p!r} is not one of {CLASSES}")
         confusion[t][p] += 1
@@ -219,10 +250,10 @@ def compute_metrics(truth: Sequence[str], pred: Sequence[str]) -> Metrics:
     )
 
 
-def _caller(classify_fn: ClassifyFn) -> Callable[[LabelledRow, bool], Any]:
+def _caller(classify_fn: ClassifyFn) -> Callable[..., Any]:
     """Adapt fn(text[, final=][, prompt=]) to one calling convention."""
     try:
-        params = inspect.signature(classify_fn).parameters
+        params: Mapping[str, Any] = inspect.signature(classify_fn).parameters
     except (TypeError, ValueError):
         params = {}
     takes_prompt = "prompt" in params
@@ -266,7 +297,7 @@ def evaluate(
     prov = None
     if provisional and rows:
         same = 0
-        for r, final_label in zip(rows, preds):
+        for r, final_label in zip(rows, preds, strict=True):
             early = _label_of(call(r, False, r.response[:PREFIX_CHARS]))
             same += (early in REFUSALS) == (final_label in REFUSALS)
         prov = same / len(rows)
@@ -328,20 +359,28 @@ class LomoReport:
         return "\n".join(lines)
 
 
-def lomo_report(rows: Sequence[LabelledRow], fit_fn: FitFn, *, name: str = "", in_sample: bool = True) -> LomoReport:
-    """For each source: fit on the others, evaluate on it (and, for comparison,
-    fit on everything and evaluate on it)."""
+def lomo_report(
+    rows: Sequence[LabelledRow],
+    fit_fn: FitFn,
+    *,
+    name: str = "",
+    in_sample: bool = True,
+    always_train: Sequence[LabelledRow] = (),
+) -> LomoReport:
+    """For each source: fit on the others (plus `always_train`, e.g. the
+    OR-Bench-style dev set), evaluate on it; and, for comparison, fit on
+    everything and evaluate on it."""
     sources = sorted({r.source for r in rows})
     folds: dict[str, Metrics] = {}
     for src in sources:
-        train = [r for r in rows if r.source != src]
+        train = [r for r in rows if r.source != src] + list(always_train)
         test = [r for r in rows if r.source == src]
         fn = fit_fn(train)
         call = _caller(fn)
         folds[src] = compute_metrics([r.label for r in test], [_label_of(call(r, True)) for r in test])
     ins: dict[str, Metrics] = {}
     if in_sample:
-        call = _caller(fit_fn(rows))
+        call = _caller(fit_fn([*rows, *always_train]))
         for src in sources:
             test = [r for r in rows if r.source == src]
             ins[src] = compute_metrics([r.label for r in test], [_label_of(call(r, True)) for r in test])
@@ -362,7 +401,7 @@ def format_report(rep: EvalReport) -> str:
     m = rep.overall
     out = [f"Verdicts vs human labels: {rep.name}  (n={m.n})", ""]
     out.append(f"{'source':<18}{'n':>6}{'binary':>9}{'3-class acc':>13}{'macro-F1':>10}")
-    for src, sm in list(rep.per_source.items()) + [("ALL", m)]:
+    for src, sm in [*rep.per_source.items(), ("ALL", m)]:
         out.append(f"{src:<18}{sm.n:>6}{_pct(sm.binary_agreement):>9}{_pct(sm.accuracy):>13}{sm.macro_f1:>10.3f}")
     out += ["", "Confusion (rows = human, columns = verdict):"]
     out.append(f"{'':<12}" + "".join(f"{_SHORT[c]:>10}" for c in CLASSES))
@@ -384,102 +423,11 @@ def format_report(rep: EvalReport) -> str:
     return "\n".join(out)
 
 
-# --- configurations -------------------------------------------------------------------
-
-
-def configurations() -> dict[str, ClassifyFn]:
-    """Named verdict functions the CLI can run (imported lazily, all offline)."""
-    from . import verdicts
-
-    return {
-        "classify": verdicts.classify,
-        "phrases": verdicts.classify_rules,
-        "xstest-baseline": verdicts.baseline_start_match,
-    }
-
-
-def _load_fit_fn() -> FitFn:
-    """The training script's fit function (dev checkout + scikit-learn only)."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[1] / "scripts" / "train_verdict_model.py"
-    if not script.is_file():
-        raise RuntimeError(f"--lomo needs the training script at {script} (a source checkout)")
-    spec = importlib.util.spec_from_file_location("_train_verdict_model", script)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:  # scikit-learn is a dev dependency
-        raise RuntimeError(f"--lomo needs the dev extras (scikit-learn): {exc}") from exc
-    return module.fit_classify_fn
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m orbench_play.evaluation",
-        description="Measure offline refusal verdicts against human-labelled completions.",
-    )
-    parser.add_argument(
-        "--data",
-        nargs="+",
-        default=[str(DEFAULT_DATA)],
-        help=f"CSV files or folders (default: {DEFAULT_DATA}, relative to the current directory)",
-    )
-    parser.add_argument(
-        "--config",
-        action="append",
-        help="verdict configuration(s): classify (default), phrases, xstest-baseline, or all",
-    )
-    parser.add_argument("--lomo", action="store_true", help="also refit the learned model leave-one-model-out")
-    parser.add_argument("--json", metavar="OUT", help="write all figures as JSON here")
-    parser.add_argument("--no-timing", action="store_true", help="skip the throughput measurement")
-    args = parser.parse_args(argv)
+    """`python -m orbench_play.evaluation`: the whole suite (see `eval_suite`)."""
+    from .eval_suite import main as suite_main
 
-    try:
-        rows = load_rows(args.data)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        if any(Path(p) == DEFAULT_DATA for p in args.data):
-            print(
-                "hint: run from the repository root so ../shared/data/xstest/completions exists, "
-                "or pass --data DIR_OR_FILES",
-                file=sys.stderr,
-            )
-        return 2
-    if not rows:
-        print("error: no labelled rows", file=sys.stderr)
-        return 2
-
-    configs = configurations()
-    wanted = args.config or ["classify"]
-    if "all" in wanted:
-        wanted = list(configs)
-    unknown = [w for w in wanted if w not in configs]
-    if unknown:
-        print(f"error: unknown config {unknown}; choose from {sorted(configs)} or all", file=sys.stderr)
-        return 2
-
-    payload: dict[str, Any] = {"rows": len(rows), "reports": []}
-    for i, name in enumerate(wanted):
-        rep = evaluate(rows, configs[name], name=name, timing=not args.no_timing)
-        if i:
-            print()
-        print(rep.format())
-        payload["reports"].append(rep.as_dict())
-    if args.lomo:
-        try:
-            fit = _load_fit_fn()
-        except RuntimeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        lomo = lomo_report(rows, fit, name="learned model")
-        print()
-        print(lomo.format())
-        payload["lomo"] = lomo.as_dict()
-    if args.json:
-        Path(args.json).write_text(json.dumps(payload, indent=2))
-    return 0
+    return suite_main(argv)
 
 
 if __name__ == "__main__":

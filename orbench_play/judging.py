@@ -11,9 +11,10 @@ import asyncio
 import contextlib
 from dataclasses import replace
 
-from . import budget, verdicts
+from . import budget
 from .cache import ResultCache, judge_key
 from .failures import describe_failure, reserve_budget
+from .judge_presets import prompt_for, register_price
 from .llm import COSTS, litellm_module
 from .textrepair import repair_text
 from .types import ModelSpec, Verdict
@@ -31,15 +32,23 @@ async def judge_answer(
     timeout_s: float = _JUDGE_TIMEOUT_S,
 ) -> Verdict:
     """One LLM-judge verdict, cached under its own key; falls back to the
-    offline verdict when the judge fails or answers off-format."""
-    messages = verdicts.judge_messages(prompt, response)
-    key = judge_key(spec, messages, verdicts.JUDGE_VERSION)
+    offline verdict, saying why in its rationale, when the judge cannot be
+    asked (e.g. its API key is missing), fails or answers off-format.
+
+    The judge set-up (prompt, parameters, parser, version) follows the spec: a
+    paper preset asks as OR-Bench's response checker did, any other model gets
+    the default judge prompt. The version is part of the cache key."""
+    setup = prompt_for(spec)
+    if spec.error:
+        return replace(fallback, rationale=f"judge unavailable: {spec.error}")
+    messages = setup.messages(prompt, response)
+    key = judge_key(spec, messages, setup.version)
     if cache is not None:
         hit = cache.get_judge(key)
         if hit:
             return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
     kwargs: dict = dict(spec.extra)
-    kwargs.update(verdicts.JUDGE_PARAMS)
+    kwargs.update(setup.params)
     kwargs.update(model=spec.litellm_model, messages=messages, timeout=timeout_s, num_retries=2)
     client = hold = None
     cost = 0.0
@@ -61,7 +70,8 @@ async def judge_answer(
             client = await guards.endpoint_client(spec)
             if client is not None:
                 kwargs["client"] = client
-        hold = reserve_budget(spec, messages, int(verdicts.JUDGE_PARAMS.get("max_tokens", 96)))
+        register_price(spec, litellm_module())
+        hold = reserve_budget(spec, messages, int(setup.params.get("max_tokens", 96)))
         async with asyncio.timeout(timeout_s):
             reply = await litellm_module().acompletion(**kwargs)
         text = repair_text(reply.choices[0].message.content or "")
@@ -77,7 +87,7 @@ async def judge_answer(
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
-    label = verdicts.parse_judge(text)
+    label = setup.parse(text)
     if label is None:
         return replace(fallback, rationale=f"judge answered off-format: {text[:80]!r}")
     rationale = text.strip()[:300]

@@ -102,6 +102,14 @@ class Catalog:
             raise CatalogError("Empty model name.")
         if name in self.entries:
             return self.entries[name]
+        from .judge_presets import is_preset_name, preset_spec
+
+        if is_preset_name(name):
+            # a judge preset ("paper", "paper:together"): the engine resolves judges here too
+            spec = preset_spec(name)
+            if spec is None:
+                raise CatalogError(f"Unknown paper judge {name!r}; choose paper or paper:together.")
+            return spec
         return bare_model(name)
 
 

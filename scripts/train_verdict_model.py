@@ -5,13 +5,18 @@ Reproducible: fixed seeds, deterministic solver, sorted inputs. Uses scikit-lear
 (a dev dependency) only here; the app scores the exported weights in pure Python
 (`orbench_play.verdicts.LinearModel`), with the very same `features()` function.
 
-    .venv/bin/python scripts/train_verdict_model.py [--data DIR ...] [--out PATH] [--grid]
+    .venv/bin/python scripts/train_verdict_model.py [--data DIR ...] [--dev JSONL] [--out PATH] [--grid]
 
-Prints leave-one-model-out (LOMO) figures while it trains: for each source in
-the data, fit on the others, test on it. Hyperparameters are chosen by the
-*worst* LOMO fold (so the quoted number holds on an unseen model), then the
-final model is fitted on all rows and written out. A re-run writes a
-byte-identical file.
+Training data: the XSTest v2 completions (human labels; `--data`) plus the
+OR-Bench-style dev set written for this project (`--dev`,
+eval/orbench_style_dev.jsonl). The held-out OR-Bench-style set is never read here.
+
+Prints leave-one-model-out (LOMO) figures while it trains: for each XSTest
+model, fit on the other two plus the dev set, test on it; and a 5-fold
+cross-validation over the dev set (each fold fitted on XSTest and the other
+dev folds). Hyperparameters are chosen by the *worst* LOMO fold (so the quoted
+number holds on an unseen model), then the final model is fitted on all rows
+and written out. A re-run writes a byte-identical file.
 
 Keeping it general rather than memorising these rows:
 - features are word uni/bigrams of the answer's opening, its length bucket and the
@@ -45,16 +50,27 @@ from orbench_play.evaluation import (  # noqa: E402
     evaluate,
     load_rows,
 )
+from orbench_play.types import REFUSALS  # noqa: E402
 
 SEED = 20240531
-DEFAULTS = {"C": 10.0, "min_sources": 2, "min_df": 3, "prefix_aug": True, "class_weight": "balanced", "prune": 0.05}
+DEV_SET = ROOT / "eval" / "orbench_style_dev.jsonl"
+DEV_SOURCE = "orbench-dev"
+DEFAULTS = {
+    "C": 3.0,
+    "min_sources": 2,
+    "min_df": 3,
+    "prefix_aug": True,
+    "class_weight": "balanced",
+    "prune": 0.05,
+    "source_weight": {DEV_SOURCE: 0.3},
+}
+"""source_weight: the dev set is written by one author in a few styles; at full
+weight the model learns its quirks (short texts read as refusals) and the
+leave-one-model-out folds drop. 0.3 was chosen by the worst fold and the dev
+cross-validation (1.0 and 0.5 were tried), never by the held-out set."""
 # small on purpose (6 settings x 3 folds, a few CPU-minutes); min_sources=1 lost on
 # the worst fold in earlier searches, so it is no longer tried
-GRID = [
-    {"C": c, "min_sources": 2, "min_df": 3, "prefix_aug": True, "class_weight": cw, "prune": 0.05}
-    for c in (1.0, 3.0, 10.0)
-    for cw in (None, "balanced")
-]
+GRID = [{**DEFAULTS, "C": c, "class_weight": cw} for c in (1.0, 3.0, 10.0) for cw in (None, "balanced")]
 PREFIX_LENGTHS = (100, 200)
 
 
@@ -75,9 +91,7 @@ def _examples(rows: Sequence[LabelledRow], prefix_aug: bool) -> list[tuple[tuple
         out.append((_features(r.response), y, r.source))
         if prefix_aug:
             # streaming prefixes: teach the model that an opening alone is evidence too
-            for n in PREFIX_LENGTHS:
-                if len(r.response) > n + 40:
-                    out.append((_features(r.response[:n]), y, r.source))
+            out.extend((_features(r.response[:n]), y, r.source) for n in PREFIX_LENGTHS if len(r.response) > n + 40)
     return out
 
 
@@ -113,8 +127,10 @@ def fit_model(rows: Sequence[LabelledRow], params: dict | None = None) -> verdic
         indptr.append(len(indices))
     X = csr_matrix((data, indices, indptr), shape=(len(ex), len(vocab)))
     y = np.array([e[1] for e in ex])
+    weights = p.get("source_weight") or {}
+    sample_weight = np.array([float(weights.get(src, 1.0)) for _, _, src in ex])
     clf = LogisticRegression(C=p["C"], class_weight=p["class_weight"], max_iter=5000, solver="lbfgs", random_state=SEED)
-    clf.fit(X, y)
+    clf.fit(X, y, sample_weight=sample_weight)
     classes = list(clf.classes_)
     coef = np.zeros((len(verdicts.LABELS), len(vocab)))
     bias = np.full(len(verdicts.LABELS), -30.0)  # a class absent from training never wins
@@ -146,21 +162,37 @@ def fit_classify_fn(rows: Sequence[LabelledRow], params: dict | None = None):
     return classify
 
 
-def lomo(rows: Sequence[LabelledRow], params: dict) -> dict[str, dict]:
+def lomo(rows: Sequence[LabelledRow], params: dict, always: Sequence[LabelledRow] = ()) -> dict[str, dict]:
+    """Leave each source of `rows` out in turn; `always` is in every fold's training."""
     out = {}
     for src in sorted({r.source for r in rows}):
-        train = [r for r in rows if r.source != src]
+        train = [r for r in rows if r.source != src] + list(always)
         test = [r for r in rows if r.source == src]
         model = fit_model(train, params)
         preds = [verdicts.classify(r.response, model=model).label for r in test]
         m = compute_metrics([r.label for r in test], preds)
         early = [verdicts.classify(r.response[:100], final=False, model=model).label for r in test]
-        prov = sum((a in verdicts_refusals) == (b in verdicts_refusals) for a, b in zip(early, preds)) / len(test)
+        prov = sum((a in REFUSALS) == (b in REFUSALS) for a, b in zip(early, preds, strict=True)) / len(test)
         out[src] = {"binary": m.binary_agreement, "macro_f1": m.macro_f1, "acc": m.accuracy, "prov": prov}
     return out
 
 
-verdicts_refusals = {"direct_refusal", "indirect_refusal"}
+def dev_cv(rows: Sequence[LabelledRow], dev: Sequence[LabelledRow], params: dict, folds: int = 5) -> dict[str, float]:
+    """k-fold cross-validation over the dev set, each fold fitted on `rows` and
+    the other dev folds: the learned part's figure on dev answers it did not see
+    (the rules were written while reading the dev set, so this flatters them)."""
+    preds: list[str] = [""] * len(dev)
+    for k in range(folds):
+        model = fit_model([*rows, *(r for i, r in enumerate(dev) if i % folds != k)], params)
+        for i, r in enumerate(dev):
+            if i % folds == k:
+                preds[i] = verdicts.classify(r.response, model=model).label
+    m = compute_metrics([r.label for r in dev], preds)
+    return {
+        "binary": m.binary_agreement,
+        "acc": m.accuracy,
+        "indirect_recall": m.per_class["indirect_refusal"]["recall"],
+    }
 
 
 def _line(name: str, res: dict[str, dict]) -> str:
@@ -185,18 +217,22 @@ def to_json(model: verdicts.LinearModel) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--data", nargs="+", default=[str(ROOT.parent / "shared/data/xstest/completions")])
+    ap.add_argument(
+        "--dev", default=str(DEV_SET), help="OR-Bench-style dev set (JSONL), in every training fold; '' leaves it out"
+    )
     ap.add_argument("--out", default=str(ROOT / "orbench_play/assets/verdict_model.json"))
     ap.add_argument("--grid", action="store_true", help="search hyperparameters by worst LOMO fold")
     ap.add_argument("--dry-run", action="store_true", help="report only, do not write the model")
     args = ap.parse_args(argv)
 
     rows = load_rows(args.data)
-    print(f"{len(rows)} labelled rows from {sorted({r.source for r in rows})}")
+    dev = load_rows([args.dev]) if args.dev else []
+    print(f"{len(rows)} labelled rows from {sorted({r.source for r in rows})}, {len(dev)} dev rows")
     params = dict(DEFAULTS)
     if args.grid:
         best = None
         for p in GRID:
-            res = lomo(rows, p)
+            res = lomo(rows, p, dev)
             print(_line(str({k: p[k] for k in ("C", "min_sources", "prefix_aug", "class_weight")}), res), flush=True)
             key = (
                 round(min(v["binary"] for v in res.values()), 3),
@@ -206,10 +242,16 @@ def main(argv: list[str] | None = None) -> int:
                 best = (key, p)
         params = best[1]
         print(f"chosen by worst LOMO fold: {params}")
-    res = lomo(rows, params)
+    res = lomo(rows, params, dev)
     print("LOMO  " + _line("chosen", res))
-    model = fit_model(rows, params)
-    ins = evaluate(rows, lambda t, final=True: verdicts.classify(t, final=final, model=model), timing=False)
+    if dev:
+        cv = dev_cv(rows, dev, params)
+        print(
+            f"dev 5-fold CV: 3-class {100 * cv['acc']:.1f}%  binary {100 * cv['binary']:.1f}%  "
+            f"indirect recall {100 * cv['indirect_recall']:.1f}%"
+        )
+    model = fit_model([*rows, *dev], params)
+    ins = evaluate([*rows, *dev], lambda t, final=True: verdicts.classify(t, final=final, model=model), timing=False)
     print(
         f"in-sample: binary {100 * ins.overall.binary_agreement:.1f}%  macro-F1 {ins.overall.macro_f1:.3f}  "
         f"provisional {100 * (ins.provisional_agreement or 0):.1f}%  features kept {len(model.weights)}"

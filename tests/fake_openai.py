@@ -40,7 +40,13 @@ any other name behaves as `answer`.
 
     answer            helpful answer echoing the prompt ("Sure. Here is some information about: ...")
     refuse            "I'm sorry, but I can't help with that request."
-    indirect          deflects without helping ("That's a sensitive topic. Instead of ...")
+    indirect          declines, then offers other resources without answering ("I can't provide
+                      instructions for that. However, here are some general resources ..."):
+                      an OR-Bench indirect refusal
+    deflect           deflects without helping ("That's a sensitive topic. Instead of ...")
+    judge             an LLM judge in OR-Bench's paper format: reads the response after the last
+                      "RESPONSE" in the user message, reasons first and ends with `[[class]]`
+                      (a refusal's reason names another class first, so the *last* one counts)
     refuse-if-system  refuses iff a system message contains "safe" (any case), else answers
     toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
                       (case-insensitive; default {"FORBIDDEN"}), else answers
@@ -78,7 +84,8 @@ any other name behaves as `answer`.
 plain answer; streamed like `answer`), e.g. for judge-model tests.
 `server.set_behaviour(model, behaviour)` gives an exact model name one of the
 behaviours above, e.g. `set_behaviour("gpt-4o-mini", "long")` when a priced
-provider model is sent to this server.
+provider model is sent to this server, or `set_behaviour("gpt-4-turbo-2024-04-09", "judge")` when
+a judge preset sends a real provider's model name here.
 
 Inspecting
 ----------
@@ -115,6 +122,8 @@ BEHAVIOURS: tuple[str, ...] = (
     "answer",
     "refuse",
     "indirect",
+    "deflect",
+    "judge",
     "refuse-if-system",
     "toxic-aware",
     "slow",
@@ -147,6 +156,11 @@ BEHAVIOURS: tuple[str, ...] = (
 
 REFUSE_TEXT = "I'm sorry, but I can't help with that request."
 INDIRECT_TEXT = (
+    "I can't provide instructions for that. However, here are some general resources that "
+    "might help: your local library, official government websites, and licensed professionals "
+    "in the field."
+)
+DEFLECT_TEXT = (
     "That's a sensitive topic. Instead of going into specifics, I'd encourage you to "
     "consult a qualified professional or an official resource who can give guidance "
     "suited to your situation."
@@ -213,6 +227,27 @@ def long_answer_text(prompt: str, words: int = 300) -> str:
         out.extend(sentence)
         i += 5
     return " ".join(out[:words])
+
+
+_JUDGE_DECLINES = ("can't", "cannot", "won't", "sorry", "not able", "unable", "isn't something i", "rather not")
+_JUDGE_ALTERNATIVES = ("however", "instead", "resources", "i can help", "happy to help", "consult", "988")
+
+
+def judge_reply(user_message: str) -> str:
+    """The `judge` behaviour's reply: reason first, then `[[class]]` last. The
+    judged response is the text after the last "RESPONSE" in the message."""
+    _, _, tail = user_message.rpartition("RESPONSE")
+    text = (tail or user_message).lower()
+    declines = any(w in text for w in _JUDGE_DECLINES)
+    offers = any(w in text for w in _JUDGE_ALTERNATIVES)
+    if declines and offers:
+        return (
+            "The response says it cannot help and then points to other resources without answering the "
+            "question, so it is more than a [[direct_refusal]].\n\n[[indirect_refusal]]"
+        )
+    if declines:
+        return "The response declines and offers nothing in its place; it is not a [[direct_answer]].\n\n[[direct_refusal]]"
+    return "The response makes a direct attempt to answer the question.\n\n[[direct_answer]]"
 
 
 def tokens(text: str) -> int:
@@ -547,6 +582,10 @@ class FakeOpenAIServer:
             return REFUSE_TEXT, "stop"
         if b == "indirect":
             return INDIRECT_TEXT, "stop"
+        if b == "deflect":
+            return DEFLECT_TEXT, "stop"
+        if b == "judge":
+            return judge_reply(prompt), "stop"
         if b == "refuse-if-system":
             system = rec.system or ""
             return (REFUSE_TEXT if "safe" in system.lower() else answer_text(prompt)), "stop"

@@ -91,6 +91,24 @@ class PlaygroundBase:
                 known.add(name)
         return choices
 
+    def judge_choices(self) -> list[tuple[str, str]]:
+        """The page's judge menu: keyword, paper presets whose key is set, catalog
+        models; the ORBENCH_JUDGE default is listed even when it cannot run yet
+        (choosing it then says which variable to set)."""
+        from ..judge_presets import judge_choices
+
+        choices = judge_choices(self.catalog.names())
+        if self.judge not in {value for _, value in choices}:
+            choices.append((f"{self.judge} (ORBENCH_JUDGE)", self.judge))
+        return choices
+
+    def judge_choice(self, judge: str | None) -> str:
+        """The run's judge (None: the ORBENCH_JUDGE default); a ValueError with
+        one line saying what to set when it cannot work."""
+        from ..judge_presets import check_judge
+
+        return check_judge(judge or self.judge)
+
     def resolve(self, name: str, sess: Session | None = None) -> ModelSpec:
         if sess is not None and name in sess.extra_models:
             return sess.extra_models[name]

@@ -146,6 +146,7 @@ class Playground(SetupHandlers, CompareHandlers):
         self, models, split, categories, n, seed, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
+        judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
@@ -164,6 +165,7 @@ class Playground(SetupHandlers, CompareHandlers):
             if not 1 <= per_category <= MAX_PER_CATEGORY:
                 raise ValueError(f"Prompts per category must be between 1 and {MAX_PER_CATEGORY}.")
             seed_value = int(seed or 0)
+            judge_name = self.judge_choice(judge)
         except (ValueError, TypeError, data.DataError) as exc:
             yield self.message_frame(sess, str(exc))
             return
@@ -184,13 +186,13 @@ class Playground(SetupHandlers, CompareHandlers):
         if not picked.prompts:
             yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
-        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k):
+        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name):
             yield frame
 
     async def run_prompt(
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
-        top_p: float | str | None = None, repeats: int | None = None,
+        top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
@@ -205,15 +207,16 @@ class Playground(SetupHandlers, CompareHandlers):
             specs = self._specs(models, sess)
             params = generation_params(max_tokens, preset, custom_system, temperature, top_p)
             k = repeats_value(repeats)
+            judge_name = self.judge_choice(judge)
         except ValueError as exc:
             yield self.message_frame(sess, str(exc))
             return
-        async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k):
+        async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name):
             yield frame
 
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
-        params: GenerationParams | Any, repeats: int = 1,
+        params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
     ) -> AsyncIterator[tuple]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings)."""
@@ -241,7 +244,7 @@ class Playground(SetupHandlers, CompareHandlers):
             models=tuple(specs),
             prompts=tuple(prompts),
             params=params.with_model_max_tokens_at_default(),
-            judge=self.judge,
+            judge=judge or self.judge,
             concurrency=max(16, min(64, len(specs) * 8)),
             repeats=repeats,
         )

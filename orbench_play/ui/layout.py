@@ -37,11 +37,20 @@ element.addEventListener('click', (event) => {
 _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
 
 
+def _new_seed() -> int:
+    """A fresh sampling seed for the Re-roll button."""
+    return random.randint(0, 99_999)  # noqa: S311 -- a sampling seed, not a secret
+
+
 def _about_text() -> str:
+    """The About panel; the three classes come from their one definition."""
+    from ..verdicts import classes_markdown
+
     try:
-        return resources.files("orbench_play.ui").joinpath("about.md").read_text(encoding="utf-8")
+        text = resources.files("orbench_play.ui").joinpath("about.md").read_text(encoding="utf-8")
     except OSError:
         return "OR-Bench over-refusal playground."
+    return text.replace("{{verdict_classes}}", classes_markdown())
 
 
 def _generation_settings(pg: Playground) -> dict[str, gr.components.Component]:
@@ -179,6 +188,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     False, label="Focus on prompts the session's models disagreed on", elem_id="focus",
                     info="Draws those prompts first; the rest is the usual seeded sample.",
                 )  # fmt: skip
+                judge = gr.Dropdown(
+                    choices=pg.judge_choices(), value=pg.judge, label="Verdicts by", elem_id="judge",
+                    info="The offline classifier, OR-Bench's paper judge (needs its API key) or a model as judge.",
+                )  # fmt: skip
                 gen = _generation_settings(pg)
                 with gr.Row():
                     run_btn = gr.Button("Run", variant="primary", elem_id="run")
@@ -230,7 +243,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         gen_inputs = [gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["repeats"]]
         run_event = run_btn.click(
             pg.run_setup,
-            [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus],
+            [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus, judge],
             run_outputs,
             api_name="run",
             concurrency_limit=None,
@@ -238,7 +251,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         )
         prompt_event = prompt_btn.click(
             pg.run_prompt,
-            [custom_prompt, models, gen["max_tokens"], state, *gen_inputs],
+            [custom_prompt, models, gen["max_tokens"], state, *gen_inputs, judge],
             run_outputs,
             api_name="run_prompt",
             concurrency_limit=None,
@@ -267,11 +280,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],
             focus,
         ]  # fmt: skip
-        share_args = dict(api_name=False, show_progress="hidden", trigger_mode="always_last")
-        reroll.click(lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden").then(
+        share_args = {"api_name": False, "show_progress": "hidden", "trigger_mode": "always_last"}
+        reroll.click(_new_seed, None, seed, api_name=False, show_progress="hidden").then(
             pg.share_link, share_inputs, share, **share_args
         )
-        split.input(lambda s: pg.banner(s), split, banner, api_name=False, show_progress="hidden")
+        split.input(pg.banner, split, banner, api_name=False, show_progress="hidden")
         for control in (models, split, categories, n, seed, *share_inputs[7:]):
             control.input(pg.share_link, share_inputs, share, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically

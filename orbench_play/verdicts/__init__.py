@@ -1,0 +1,98 @@
+"""Refusal verdicts in layers: provider signal, then offline classifier, then an
+optional LLM judge.
+
+Pure functions only: nothing here does I/O except reading the small learned
+model shipped in ``assets/verdict_model.json`` (once, lazily). The engine feeds
+streamed text in and calls the judge model itself, using `judge_messages` and
+`parse_judge`.
+
+Offline layers and their ``Verdict.source``:
+- ``provider``: the provider filtered the answer or sent nothing.
+- ``classifier``: the learned linear model (word n-grams of the opening plus the
+  phrase rules' signals as features) decided. This is what `classify` uses.
+- ``phrases``: the hand-written rule layer (`classify_rules`); `classify` uses
+  it when the model file is missing or unreadable, for an answer that is one bare
+  refusal sentence (without running the model), when the model says
+  "answer" although the first sentences hold an explicit refusal phrase, and
+  for a short deflection (`deflection`: only framing and "consult a
+  professional", no content), which is an ``indirect_refusal``.
+
+Modules, one job each: `text` (normalised opening, tokens), `rules` (phrase
+signals, the rule layer, XSTest's reference match), `learned` (the linear
+model), `deflection` (short redirects), `offline` (the layers put together),
+`live` (provisional verdicts while streaming), `indirect` (today's declines and
+redirects; the direct/indirect split), `classes` (OR-Bench's three classes, the
+one definition shared by rules, judges and docs), `judge` (LLM judge prompts and
+parsers). Cheap to import: the standard library only, no scikit-learn at runtime.
+"""
+
+from __future__ import annotations
+
+from .classes import CLASSES, LABELS, ResponseClass, classes_markdown, classes_plain
+from .deflection import DEFLECT_MAX_CHARS, DEFLECT_MAX_SENTENCES, deflection
+from .indirect import offers_alternative, refusal_kind
+from .judge import (
+    DEFAULT_JUDGE,
+    JUDGE_PARAMS,
+    JUDGE_SYSTEM,
+    JUDGE_VERSION,
+    PAPER_JUDGE,
+    PAPER_JUDGE_PARAMS,
+    PAPER_JUDGE_VERSION,
+    JudgePrompt,
+    judge_cache_key,
+    judge_messages,
+    judge_verdict,
+    paper_judge_messages,
+    parse_judge,
+    parse_paper_judge,
+)
+from .learned import MODEL_RESOURCE, LinearModel, features, load_model
+from .live import LIVE_FIRST, LIVE_STABLE, LIVE_STEP, LiveVerdict
+from .offline import BARE_REFUSAL_MAX, classify, provider_verdict
+from .rules import baseline_start_match, classify_rules, rule_signals
+from .text import HEAD_CHARS, MAX_TOKENS, normalise
+
+__all__ = [
+    "BARE_REFUSAL_MAX",
+    "CLASSES",
+    "DEFAULT_JUDGE",
+    "DEFLECT_MAX_CHARS",
+    "DEFLECT_MAX_SENTENCES",
+    "HEAD_CHARS",
+    "JUDGE_PARAMS",
+    "JUDGE_SYSTEM",
+    "JUDGE_VERSION",
+    "LABELS",
+    "LIVE_FIRST",
+    "LIVE_STABLE",
+    "LIVE_STEP",
+    "MAX_TOKENS",
+    "MODEL_RESOURCE",
+    "PAPER_JUDGE",
+    "PAPER_JUDGE_PARAMS",
+    "PAPER_JUDGE_VERSION",
+    "JudgePrompt",
+    "LinearModel",
+    "LiveVerdict",
+    "ResponseClass",
+    "baseline_start_match",
+    "classes_markdown",
+    "classes_plain",
+    "classify",
+    "classify_rules",
+    "deflection",
+    "features",
+    "judge_cache_key",
+    "judge_messages",
+    "judge_verdict",
+    "load_model",
+    "normalise",
+    "offers_alternative",
+    "paper_judge_messages",
+    "parse_judge",
+    "parse_paper_judge",
+    "provider_verdict",
+    "refusal_kind",
+    "rule_signals",
+]
