@@ -276,6 +276,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
         raise UsageError(f"input file {args.input} does not exist") from None
     except Exception as exc:
         raise UsageError(f"cannot read {args.input} as CSV: {exc}") from None
+    from .export import neutralise_csv_cell, unneutralise_csv_cell
+
+    frame = frame.map(unneutralise_csv_cell)  # our own exports: judge the text, not the formula guard
     for column in (args.prompt_col, args.response_col):
         if column not in frame.columns:
             raise UsageError(f"column {column!r} is not in {args.input} (columns: {', '.join(frame.columns)})")
@@ -293,8 +296,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
         final = asyncio.run(_judge_all(spec, list(frame[args.prompt_col]), list(frame[args.response_col]), offline))
     frame["verdict"] = [v.label for v in final]
     frame["verdict_source"] = [v.source for v in final]
-    from .export import neutralise_csv_cell
-
     out = Path(args.out)
     # CRLF rows, as export.py writes: with "\n" a bare "\r" inside an answer
     # would be left unquoted and split the row when read back.
@@ -320,7 +321,7 @@ async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
         async with gate:
             return await judge_answer(spec, p, r, fallback, cache=cache)
 
-    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline)))
+    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline, strict=True)))
 
 
 # -- compare --------------------------------------------------------------------------
