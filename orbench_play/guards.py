@@ -23,7 +23,8 @@ through:
    minute per session, with a message that says what to change.
 
 Entries from the owner's `ORBENCH_MODELS` file (`ModelSpec.owner_configured`)
-and the embedded local model are trusted and exempt from 1 and 2. Outside
+and the embedded local model are trusted and exempt from 1 and 2, never from 3
+(they run on the owner's keys and CPU). Outside
 public mode every check here is a no-op: on your own machine you may point the
 app at localhost.
 """
@@ -396,14 +397,15 @@ class SessionLimiter:
         self._runs: collections.deque[float] = collections.deque()
         self._lock = threading.Lock()
 
-    def check_run(self, n_cells: int, *, exempt: bool = False) -> None:
+    def check_run(self, n_cells: int) -> None:
         """Admit a run of `n_cells` or raise GuardError saying what to change.
 
-        `exempt=True` (a run of only owner-configured models) skips the cell
-        cap but still counts against runs per minute."""
+        Every run is capped, whoever configured its models: the owner's
+        entries are exempt only from the endpoint and provider checks, since
+        they spend the owner's keys too."""
         if n_cells <= 0:
             raise GuardError("Nothing to run: pick at least one prompt and one model.")
-        if not exempt and n_cells > self.max_cells:
+        if n_cells > self.max_cells:
             raise GuardError(
                 f"This run has {n_cells} cells (prompts × models); the public demo allows {self.max_cells} per run. "
                 "Pick fewer prompts or models."

@@ -256,7 +256,8 @@ def test_cell_cap_per_run():
     limiter.check_run(16)
     with pytest.raises(GuardError, match="17 cells .* allows 16 per run"):
         limiter.check_run(17)
-    limiter.check_run(40, exempt=True)
+    with pytest.raises(GuardError, match="400 cells"):  # no run is exempt, whoever configured its models
+        limiter.check_run(400)
     with pytest.raises(GuardError, match="Nothing to run"):
         limiter.check_run(0)
 
