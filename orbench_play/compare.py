@@ -468,7 +468,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
     )
     parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
-    parser.add_argument("--out", metavar="FILE.csv", help="write the full side-by-side table as CSV")
+    from .cli_args import output_file
+
+    parser.add_argument(
+        "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
+    )
 
 
 def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | None = None) -> Comparison:

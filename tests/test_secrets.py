@@ -99,6 +99,7 @@ def test_cli_run_with_a_key_from_the_environment_leaks_it_nowhere(fake, tmp_path
     )
     config.write_text("model_list:\n" + entries)
     cache_dir, out = tmp_path / "cache", tmp_path / "out" / "results.csv"
+    out.parent.mkdir()  # --out never creates folders
     env = dict(os.environ, PLANTED_KEY=key, ORBENCH_CACHE_DIR=str(cache_dir), LITELLM_LOG="DEBUG")
     args = [
         "run",
