@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from . import cli_args
 from .types import SPLITS, CellResult
@@ -27,7 +28,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not usage + line
+    def error(self, message: str) -> NoReturn:  # one line, not usage + line
         raise UsageError(message)
 
 
