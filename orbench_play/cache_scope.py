@@ -56,10 +56,8 @@ def _create_secret(folder: Path) -> bytes:
     tmp = folder / f".{CREDENTIAL_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:  # no fsync: losing it in a crash only turns old entries into misses
             fh.write(secret)
-            fh.flush()
-            os.fsync(fh.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:
