@@ -2,12 +2,16 @@
 
 Why our own cache: LiteLLM's disk cache is gone and its cache-hit path pulls in
 `soundfile`. Why content-addressed: the key is a hash of everything that can
-change an answer, so a changed system prompt or temperature is a new entry,
-while an API key (which cannot change the answer, and must never touch disk) is
-not part of it. Only complete, successful streams are stored: errors, cancelled
-and cut streams are never written, which is what makes "re-run the same
-command" resume exactly the missing cells. The offline verdict is stored with
-the classifier version that gave it and recomputed on replay only when the
+change an answer, so a changed system prompt or temperature is a new entry.
+Who may read an entry: the owner's models and the embedded model are shared by
+every visitor; a visitor's custom endpoint is keyed by a keyed hash of its
+credential, so only whoever holds that credential replays its answers
+(`cache_scope.py`). API keys themselves never touch disk.
+
+Only complete, successful streams are stored: errors, cancelled and cut
+streams are never written, which is what makes "re-run the same command"
+resume exactly the missing cells. The offline verdict is stored with the
+classifier version that gave it and recomputed on replay only when the
 classifier changed; LLM judge verdicts are stored under keys of their own
 because they cost a call.
 """
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verdicts
+from .cache_scope import cache_identity
 from .textrepair import repair_text
 from .types import GenerationParams, ModelSpec, Verdict
 
@@ -66,11 +71,12 @@ def cell_key(
     params: GenerationParams,
     repeat: int = 0,
 ) -> str:
-    """The cache key of one answer. Never includes `model.api_key`."""
+    """The cache key of one answer. Never includes `model.api_key`, only, for a
+    visitor's endpoint, a keyed hash of it (`credential_scope`)."""
     return "cell:" + _digest(
         {
             "v": CACHE_VERSION,
-            "model": model.identity(),
+            "model": cache_identity(model),
             "messages": messages,
             "params": _key_params(params, model),
             "repeat": repeat,
@@ -91,7 +97,7 @@ class CellKeys:
         pieces = self._models.get(model.name)
         if pieces is None:
             pieces = self._models[model.name] = (
-                _canonical(model.identity()),
+                _canonical(cache_identity(model)),
                 _canonical(_key_params(self._params, model)),
             )
         identity, params = pieces
@@ -107,7 +113,7 @@ def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]], version: s
     judge version (bumped when the parser changes) are part of it, so either
     change invalidates old verdicts."""
     return "judge:" + _digest(
-        {"v": CACHE_VERSION, "judge": judge.identity(), "messages": judge_messages, "version": version}
+        {"v": CACHE_VERSION, "judge": cache_identity(judge), "messages": judge_messages, "version": version}
     )
 
 

@@ -13,7 +13,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
+from . import cli_args
 from .timeouts import add_time_limit_arguments, check_env
 from .types import SPLITS, CellResult
 
@@ -27,35 +29,8 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not usage + line
+    def error(self, message: str) -> NoReturn:  # one line, not usage + line
         raise UsageError(message)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value:g}")
-    return value
-
-
-def _unit_float(text: str) -> float:
-    value = _positive_float(text) if text not in ("0", "0.0") else 0.0
-    if value > 2:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {value:g}")
-    return value
 
 
 def _local_max_tokens() -> int:
@@ -100,16 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--split", required=True, choices=SPLITS)
     run.add_argument("--categories", help="comma-separated categories (default: all)")
     size = run.add_mutually_exclusive_group()
-    size.add_argument("--per-category", type=_positive_int, help="prompts per category")
-    size.add_argument("--n", type=_positive_int, help="prompts in total, spread evenly over categories")
+    size.add_argument("--per-category", type=cli_args.positive_int, help="prompts per category")
+    size.add_argument("--n", type=cli_args.positive_int, help="prompts in total, spread evenly over categories")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--judge", default=None, help=_JUDGE_HELP)
-    run.add_argument("--concurrency", type=_positive_int, default=16, help="requests in flight across all models")
+    run.add_argument(
+        "--concurrency", type=cli_args.positive_int, default=16, help="requests in flight across all models"
+    )
     run.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors")
     # Time limits and max tokens: None means the model's own (model_list), else the environment, else the default.
     run.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=cli_args.seconds,
         default=None,
         help="seconds to wait for an answer to start; the limit for a whole answer is this plus "
         "--token-timeout per max token (default: the model_list's litellm_params.timeout, else "
@@ -118,26 +95,36 @@ def build_parser() -> argparse.ArgumentParser:
     add_time_limit_arguments(run)
     run.add_argument(
         "--max-tokens",
-        type=_positive_int,
+        type=cli_args.positive_int,
         default=None,
         help="max tokens per answer (default: each model's own: 512, the embedded model "
         f"{_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
     )
-    run.add_argument("--temperature", type=_unit_float, default=None)
-    run.add_argument("--top-p", type=_unit_float, default=None)
-    run.add_argument("--system-prompt", default=None, help="TEXT, @file, or a preset: " + ", ".join(_preset_names()))
-    run.add_argument("--repeats", type=_positive_int, default=1, help="ask each prompt K times (1-5)")
+    run.add_argument("--temperature", type=cli_args.temperature, default=None, help="0 to 2")
+    run.add_argument("--top-p", type=cli_args.top_p, default=None, help="above 0, up to 1")
+    run.add_argument(
+        "--system-prompt",
+        type=cli_args.system_prompt(_preset_names),
+        default=None,
+        help="TEXT, @FILE (UTF-8, up to 64 KiB), or a preset: " + ", ".join(_preset_names()) + "; "
+        "one word close to a preset name is refused as a likely typo: pass such a word as @FILE",
+    )
+    run.add_argument("--repeats", type=cli_args.positive_int, default=1, help="ask each prompt K times (1-5)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
-    run.add_argument("--out", help="write results to FILE.csv or FILE.jsonl")
+    run.add_argument(
+        "--out",
+        type=cli_args.output_file(*cli_args.OUTPUT_KINDS),
+        help="write results to FILE.csv or FILE.jsonl (the folder must exist)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
     judge = sub.add_parser("judge", help="add verdict columns to a CSV of answers")
-    judge.add_argument("input")
+    judge.add_argument("input", type=cli_args.existing_file)
     judge.add_argument("--prompt-col", required=True)
     judge.add_argument("--response-col", required=True)
     judge.add_argument("--judge", default=None, help=_JUDGE_HELP)
     judge.add_argument("--config", help="LiteLLM model_list YAML for the judge model")
-    judge.add_argument("--out", required=True)
+    judge.add_argument("--out", required=True, type=cli_args.output_file(".csv"), help="OUT.csv")
 
     from .compare import add_arguments as _compare_arguments
 
@@ -303,7 +290,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         from .export import write_results
 
-        path = write_results(results, args.out)
+        try:
+            path = write_results(results, args.out)
+        except OSError as exc:  # checked before the run, but the disk may have changed since
+            again = (
+                "the answers are cached, so the same command with another --out writes them without asking again"
+                if config.use_cache
+                else "run again with another --out"
+            )
+            print(f"orbench-play: error: could not write {args.out}: {exc.strerror or exc}; {again}.", file=sys.stderr)
+            return 1
         print(f"Wrote {len(results)} rows to {path}", file=sys.stderr)
     return 0
 
@@ -322,6 +318,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
         raise UsageError(f"input file {args.input} does not exist") from None
     except Exception as exc:
         raise UsageError(f"cannot read {args.input} as CSV: {exc}") from None
+    from .export import neutralise_csv_cell, unneutralise_csv_cell
+
+    frame = frame.map(unneutralise_csv_cell)  # our own exports: judge the text, not the formula guard
     for column in (args.prompt_col, args.response_col):
         if column not in frame.columns:
             raise UsageError(f"column {column!r} is not in {args.input} (columns: {', '.join(frame.columns)})")
@@ -339,8 +338,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
         final = asyncio.run(_judge_all(spec, list(frame[args.prompt_col]), list(frame[args.response_col]), offline))
     frame["verdict"] = [v.label for v in final]
     frame["verdict_source"] = [v.source for v in final]
-    from .export import neutralise_csv_cell
-
     out = Path(args.out)
     # CRLF rows, as export.py writes: with "\n" a bare "\r" inside an answer
     # would be left unquoted and split the row when read back.

@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .export import unneutralise_csv_cell
 from .prompts import variant_of
 from .scoring import Rate, counts, kind_of
 from .stability import Tally
@@ -48,7 +49,6 @@ KIND_NOUN = {"benign": "benign prompts", "toxic": "toxic prompts"}
 FRAME_COLUMNS: tuple[str, ...] = (
     "row_id", "kind", "category", "prompt", "verdict A", "verdict B", "answer A", "answer B", "disagree",
 )  # fmt: skip
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CompareError(ValueError):
@@ -84,13 +84,6 @@ _FLOATS = {"latency_s", "ttft_s", "cost_usd"}
 _INTS = {"completion_tokens", "repeat"}
 
 
-def _unneutralise(value: str) -> str:
-    """Undo export's formula guard (a leading apostrophe before = + - @ tab CR), nothing else."""
-    if value.startswith("'") and value[1:].startswith(_FORMULA_START):
-        return value[1:]
-    return value
-
-
 def _coerce(name: str, value: Any) -> Any:
     if name in _FLOATS or name in _INTS:
         if value in ("", None):
@@ -107,8 +100,9 @@ def _coerce(name: str, value: Any) -> Any:
 def load_results(path: str | Path) -> list[CellResult]:
     """Read a results file written by `export.write_results` (or `orbench-play run --out`).
 
-    `.jsonl`/`.json` are JSON lines, anything else CSV. CSV text cells lose the
-    apostrophe export put before a leading = + - @ (spreadsheet formula guard).
+    `.jsonl`/`.json` are JSON lines (split on `\\n` only: U+2028 and friends
+    are text, not line ends), anything else CSV. CSV text cells lose exactly
+    the apostrophe export's formula guard put there (`unneutralise_csv_cell`).
     Files without a `repeat` column get repeats numbered by order of appearance
     of each (row, model, system prompt, params), which is the order the engine
     writes them in.
@@ -118,7 +112,8 @@ def load_results(path: str | Path) -> list[CellResult]:
     try:
         if file.suffix.lower() in (".jsonl", ".json"):
             rows = []
-            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            text = file.read_bytes().decode("utf-8-sig")
+            for number, line in enumerate(text.split("\n"), start=1):
                 if line.strip():
                     try:
                         rows.append(json.loads(line))
@@ -126,10 +121,7 @@ def load_results(path: str | Path) -> list[CellResult]:
                         raise CompareError(f"{file} line {number} is not JSON ({exc}).") from None
         else:
             with file.open(encoding="utf-8-sig", newline="") as fh:
-                rows = [
-                    {k: _unneutralise(v) if isinstance(v, str) else v for k, v in row.items()}
-                    for row in csv.DictReader(fh)
-                ]
+                rows = [{k: unneutralise_csv_cell(v) for k, v in row.items()} for row in csv.DictReader(fh)]
     except FileNotFoundError:
         raise CompareError(f"results file {file} does not exist.") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -414,7 +406,7 @@ def comparison_frame(comparison: Comparison, *, limit: int | None = None) -> pd.
             "answer A": r.answer_a,
             "answer B": r.answer_b,
             "disagree": r.disagree,
-        }  # fmt: skip
+        }
         for r in rows
     ]
     return pd.DataFrame(data, columns=list(FRAME_COLUMNS))
@@ -445,7 +437,7 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
             "p": k.p_value,
             "method": k.method,
             "sentence": k.sentence,
-        }  # fmt: skip
+        }
         for k in comparison.kinds.values()
     ]
     columns = [
@@ -476,7 +468,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
     )
     parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
-    parser.add_argument("--out", metavar="FILE.csv", help="write the full side-by-side table as CSV")
+    from .cli_args import output_file
+
+    parser.add_argument(
+        "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
+    )
 
 
 def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | None = None) -> Comparison:
@@ -565,5 +561,5 @@ def main_compare(args: argparse.Namespace, stream=None) -> int:
         from .export import neutralise_csv_cell
 
         frame = comparison_frame(comparison)
-        frame.map(neutralise_csv_cell).to_csv(args.out, index=False)
+        frame.map(neutralise_csv_cell).to_csv(args.out, index=False, lineterminator="\r\n")
     return 0

@@ -147,8 +147,13 @@ def load_csv(path: str | Path) -> list[LabelledRow]:
                 f"{path}: need columns completion,final_label (XSTest) or response,label; got {sorted(cols)}"
             )
         default_source = _source_from_path(path)
+        records: Iterable[dict[str, str]] = reader
+        if resp_col == "response":  # a labelled export of ours: undo its spreadsheet-formula guard
+            from .export import unneutralise_csv_cell
+
+            records = ({k: unneutralise_csv_cell(v) for k, v in rec.items()} for rec in reader)
         rows = []
-        for i, rec in enumerate(reader):
+        for i, rec in enumerate(records):
             source = rec.get("model") or rec.get("source") or default_source
             rows.append(
                 LabelledRow(

@@ -2,8 +2,17 @@
 
 Model output is untrusted: a cell starting with `=`, `+`, `-`, `@` (or a tab /
 carriage return) would run as a formula when the CSV is opened in a
-spreadsheet, so CSV cells get a leading apostrophe. JSONL is data for
-programs and keeps text exactly as received.
+spreadsheet, so CSV cells get a leading apostrophe. The escape is reversible:
+a text that already starts with apostrophes followed by a formula character
+(`'=1+1`) gets one more, so a reader removes exactly one apostrophe from any
+cell matching `'+` then a formula character (`unneutralise_csv_cell`) and gets
+the original text back. Every reader of our CSVs uses that function.
+
+JSONL is data for programs and keeps text exactly as received. Records are
+separated by `\n` only; the three non-ASCII characters some line splitters
+also treat as line ends (U+0085, U+2028, U+2029; Python's `str.splitlines`,
+old JavaScript) are written as JSON escapes, so every reader sees one record
+per line. ASCII control characters are always escaped by `json.dumps`.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,13 +29,27 @@ from typing import Any
 from .types import EXTRA_COLUMNS, RESULT_COLUMNS, CellResult
 
 COLUMNS: tuple[str, ...] = RESULT_COLUMNS + EXTRA_COLUMNS
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTERS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula."""
+_ESCAPED = re.compile(r"'*[=+\-@\t\r]")
+"""Texts the CSV escape prefixes: a formula character after any number of apostrophes."""
+_JSONL_LINE_ENDS = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def neutralise_csv_cell(value: Any) -> Any:
-    """Defuse spreadsheet formulas in untrusted text; numbers pass through."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    """Defuse spreadsheet formulas in untrusted text; numbers pass through.
+
+    `'` is put before a text that starts with a formula character, or with
+    apostrophes and then one, so that `unneutralise_csv_cell` can undo it exactly."""
+    if isinstance(value, str) and _ESCAPED.match(value):
         return "'" + value
+    return value
+
+
+def unneutralise_csv_cell(value: Any) -> Any:
+    """The exact inverse of `neutralise_csv_cell` for every cell it wrote."""
+    if isinstance(value, str) and value.startswith("'") and _ESCAPED.match(value, 1):
+        return value[1:]
     return value
 
 
@@ -50,8 +74,13 @@ def results_to_csv(results: Iterable[CellResult]) -> str:
     return buffer.getvalue()
 
 
+def jsonl_line(record: Any) -> str:
+    """One JSON record and its `\\n`, safe for any line splitter (see the module doc)."""
+    return json.dumps(record, ensure_ascii=False).translate(_JSONL_LINE_ENDS) + "\n"
+
+
 def results_to_jsonl(results: Iterable[CellResult]) -> str:
-    return "".join(json.dumps(r.to_row(), ensure_ascii=False) + "\n" for r in results)
+    return "".join(jsonl_line(r.to_row()) for r in results)
 
 
 def write_results(results: Iterable[CellResult], path: str | os.PathLike[str]) -> Path:

@@ -18,12 +18,17 @@ through:
 2. **Free-text model strings**: a bare LiteLLM string must name a provider on
    an allow-list (`openai/...`, `groq/...`); provider prefixes that reach local
    daemons (`ollama/`) or cloud credentials of the host (`bedrock/`,
-   `vertex_ai/`, `sagemaker/`) are refused.
+   `vertex_ai/`, `sagemaker/`) are refused, and so is any string that carries
+   an endpoint of its own (a URL anywhere in it, e.g. `huggingface/https://...`,
+   which LiteLLM would call with the owner's `HF_TOKEN`) or LiteLLM parameters
+   of its own (`api_base`...): a visitor's own server is a custom endpoint, and
+   goes through check 1.
 3. **Volume**: `SessionLimiter` caps prompts × models per run and runs per
    minute per session, with a message that says what to change.
 
 Entries from the owner's `ORBENCH_MODELS` file (`ModelSpec.owner_configured`)
-and the embedded local model are trusted and exempt from 1 and 2. Outside
+and the embedded local model are trusted and exempt from 1 and 2, never from 3
+(they run on the owner's keys and CPU). Outside
 public mode every check here is a no-op: on your own machine you may point the
 app at localhost.
 """
@@ -43,6 +48,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
+from .addresses import address_problem
 from .types import ModelSpec
 
 DEFAULT_ALLOWED_PROVIDERS: frozenset[str] = frozenset(
@@ -73,16 +79,16 @@ DEFAULT_RUNS_PER_MINUTE = 6
 DEFAULT_MAX_PROMPT_CHARS = 4000
 DNS_TIMEOUT_S = 3.0
 
-METADATA_ADDRESSES: frozenset[ipaddress.IPv4Address | ipaddress.IPv6Address] = frozenset(
-    {
-        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack...
-        ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
-        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
-        ipaddress.ip_address("fd00:ec2::254"),  # AWS IPv6
-    }
-)
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _MODEL_STRING = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
+_ENDPOINT_IN_MODEL = re.compile(
+    r"//"  # any URL with a host (scheme://host, or //host relative to a base)
+    r"|(?:^|/)(?:[a-z][a-z0-9+.-]*:/|https?:|wss?:)"  # a URL scheme starting any path segment
+    r"|(?:^|/)\.\.?(?:/|$)",  # a "." or ".." segment: a path walking off the provider's route
+    re.IGNORECASE,
+)
+"""A model string that names its own endpoint. LiteLLM takes `huggingface/https://host/...`
+(and `oobabooga/http...`) as the URL to call, sending the provider key from the owner's
+environment there; no provider reads a host from a model string in any other form."""
 
 Resolver = Callable[..., Sequence[tuple]]
 
@@ -115,35 +121,6 @@ def allowed_providers(env: Mapping[str, str] | None = None) -> frozenset[str]:
 
 
 # -- addresses ----------------------------------------------------------------------
-
-
-def address_problem(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why a public demo must not connect to `ip`, or None when it is a public address."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip in METADATA_ADDRESSES:
-            return "a cloud metadata address"
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            return address_problem(embedded)
-        if ip.teredo:
-            return "a tunnelled (Teredo) address"
-    if ip in METADATA_ADDRESSES:
-        return "a cloud metadata address"
-    for attribute, what in (
-        ("is_unspecified", "an unspecified address"),
-        ("is_loopback", "a loopback address"),
-        ("is_link_local", "a link-local address"),
-        ("is_private", "a private-network address"),
-        ("is_multicast", "a multicast address"),
-        ("is_reserved", "a reserved address"),
-    ):
-        if getattr(ip, attribute):
-            return what
-    if not ip.is_global:  # e.g. 100.64.0.0/10 (carrier-grade NAT), benchmarking ranges
-        return "a non-public address"
-    return None
 
 
 def _resolve(host: str, port: int, resolver: Resolver, timeout_s: float) -> list[str]:
@@ -234,12 +211,21 @@ def check_model(
         public = public_mode(env)
     if not public or spec.owner_configured or spec.is_local:
         return
+    if spec.extra:  # api_base, base_url, extra_headers...: only the owner's model list may set them
+        raise GuardError(
+            "In the public demo, a model cannot bring its own LiteLLM parameters; add your server as a custom endpoint."
+        )
     if spec.api_base:
         check_endpoint_url(spec.api_base, resolver=resolver)
         return
     model = spec.litellm_model
     if not _MODEL_STRING.fullmatch(model):
         raise GuardError(f"Model name {model[:80]!r} has characters a model name cannot have.")
+    if _ENDPOINT_IN_MODEL.search(model):
+        raise GuardError(
+            f"Model name {model[:80]!r} carries its own address; the public demo sends free-text models only to "
+            "their provider's own API. Add your server as a custom endpoint instead."
+        )
     provider, slash, rest = model.partition("/")
     allowed = allowed_providers(env)
     if not slash or not rest:
@@ -251,9 +237,6 @@ def check_model(
         raise GuardError(
             f"Provider {provider!r} is not available in the public demo; allowed: {', '.join(sorted(allowed))}."
         )
-    for key in ("api_base", "base_url"):
-        if any(k == key for k, _ in spec.extra):
-            raise GuardError("In the public demo, a model with its own address must be added as a custom endpoint.")
 
 
 def check_models(
@@ -396,14 +379,15 @@ class SessionLimiter:
         self._runs: collections.deque[float] = collections.deque()
         self._lock = threading.Lock()
 
-    def check_run(self, n_cells: int, *, exempt: bool = False) -> None:
+    def check_run(self, n_cells: int) -> None:
         """Admit a run of `n_cells` or raise GuardError saying what to change.
 
-        `exempt=True` (a run of only owner-configured models) skips the cell
-        cap but still counts against runs per minute."""
+        Every run is capped, whoever configured its models: the owner's
+        entries are exempt only from the endpoint and provider checks, since
+        they spend the owner's keys too."""
         if n_cells <= 0:
             raise GuardError("Nothing to run: pick at least one prompt and one model.")
-        if not exempt and n_cells > self.max_cells:
+        if n_cells > self.max_cells:
             raise GuardError(
                 f"This run has {n_cells} cells (prompts × models); the public demo allows {self.max_cells} per run. "
                 "Pick fewer prompts or models."

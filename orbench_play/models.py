@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from .model_list_schema import ModelListProblem, check_model_list
 from .types import ModelSpec
 
 
@@ -187,6 +188,16 @@ def load_model_list(
         raise CatalogError(f"Model config {file} cannot be read: {exc}.") from None
     except yaml.YAMLError as exc:
         raise CatalogError(f"Model config {file} is not valid YAML: {str(exc).splitlines()[0]}.") from None
+    except RecursionError:
+        raise CatalogError(f"Model config {file} is nested too deeply to read.") from None
+    except (ValueError, TypeError) as exc:  # e.g. an impossible date such as 2024-02-30
+        raise CatalogError(
+            f"Model config {file} cannot be parsed: {(str(exc).splitlines() or [''])[0][:120]}."
+        ) from None
+    try:
+        check_model_list(raw)
+    except ModelListProblem as problem:
+        raise CatalogError(f"{file}{', ' + problem.where if problem.where else ''}: {problem}.") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("model_list"), list):
         raise CatalogError(f"Model config {file} must have a top-level `model_list:` list (LiteLLM Router format).")
 

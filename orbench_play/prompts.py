@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,7 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 
 _DEFAULTS = GenerationParams()
 SEP = " · "
+MAX_PROMPT_FILE_BYTES = 64 * 1024
 
 
 class PromptError(ValueError):
@@ -77,14 +80,39 @@ def resolve_system_prompt(value: str | None, *, allow_files: bool = True) -> tup
         return SYSTEM_PROMPTS[value] or None, value
     if value.startswith("@") and allow_files:
         path = Path(value[1:]).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise PromptError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from None
+        text = read_prompt_file(path).strip()
         if not text:
             return None, "none"
         return text, f"file:{path.name}"
     return value, custom_id(value)
+
+
+def read_prompt_file(path: Path, max_bytes: int = MAX_PROMPT_FILE_BYTES) -> str:
+    """A system prompt file's text: a regular file (never a device, pipe or
+    folder, which could block or never end), at most `max_bytes`, UTF-8.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO
+    swapped in after a check cannot hang the read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise PromptError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PromptError(f"system prompt file {path} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise PromptError(f"system prompt file {path} is larger than {max_bytes // 1024} KiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PromptError(f"system prompt file {path} is not UTF-8 text (bad byte at {exc.start})") from None
+    if "\x00" in text:
+        raise PromptError(f"system prompt file {path} is binary, not text")
+    return text
 
 
 def _params(params_json: str | dict[str, Any] | None) -> dict[str, Any]:

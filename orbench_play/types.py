@@ -105,7 +105,8 @@ class ModelSpec:
     is_local: bool = False
     """The embedded model: its api_base is only known once the server has started."""
     owner_configured: bool = False
-    """From ORBENCH_MODELS/--config: trusted by the owner, exempt from public-mode limits."""
+    """From ORBENCH_MODELS/--config: trusted by the owner, so exempt from the public-mode
+    endpoint and provider checks (never from the per-run cell cap or the rate limit)."""
     error: str | None = None
     """Set when the catalog knows this entry cannot work (e.g. its key env var is
     missing); the engine reports it per cell instead of calling the provider."""

@@ -28,7 +28,8 @@ Endpoints
   If `max_tokens` is smaller than the text (by that count) the text is cut and
   `finish_reason` is `"length"` (not for `echo`).
 - `GET /v1/models` — lists the behaviour names below.
-- Any API key is accepted (it is recorded, see `RecordedRequest.headers`).
+- Any API key is accepted (it is recorded, see `RecordedRequest.headers`), unless
+  `server.required_key` is set: then any other key gets a 401, as a private endpoint would.
 
 The model name selects the behaviour
 ------------------------------------
@@ -354,6 +355,7 @@ class FakeOpenAIServer:
         self._fail_counts: dict[tuple[str, str], int] = {}
         self._texts: dict[str, str] = {}
         self._behaviours: dict[str, str] = {}
+        self.required_key: str | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
@@ -463,6 +465,7 @@ class FakeOpenAIServer:
             self._fail_counts.clear()
             self._texts.clear()
             self._behaviours.clear()
+            self.required_key = None
             self.max_in_flight = self.in_flight
             self.refuse_words = set(self._defaults["refuse_words"])
             self.delay = self._defaults["delay"]
@@ -544,6 +547,8 @@ class FakeOpenAIServer:
         self, request: web.Request, body: dict[str, Any], rec: RecordedRequest, custom: str | None
     ) -> web.StreamResponse:
         b = rec.behaviour
+        if self.required_key is not None and rec.headers.get("Authorization") != f"Bearer {self.required_key}":
+            return self._error(401, "Incorrect API key provided (fake private endpoint).")
         if b == "unknown":
             return self._error(404, f"The model `{rec.model}` does not exist or you do not have access to it.")
         if b in ("e401", "e403", "e404"):

@@ -10,14 +10,20 @@ MSGS = [{"role": "user", "content": "hi"}]
 PARAMS = GenerationParams()
 
 
-def test_key_is_stable_and_ignores_the_api_key():
-    same_model_other_key = ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:1/v1", api_key="sk-two")
-    assert cell_key(MODEL, MSGS, PARAMS) == cell_key(same_model_other_key, MSGS, PARAMS)
+def test_key_is_stable_and_never_holds_the_api_key():
+    same_model_same_key = ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:1/v1", api_key="sk-one")
+    assert cell_key(MODEL, MSGS, PARAMS) == cell_key(same_model_same_key, MSGS, PARAMS)
     assert "sk-one" not in cell_key(MODEL, MSGS, PARAMS)
+    # The owner's entries ignore the key (shared by design); see test_cache_isolation.py for visitors'.
+    owner_one = ModelSpec(name="m", litellm_model="openai/m", api_key="sk-one", owner_configured=True)
+    owner_two = ModelSpec(name="m", litellm_model="openai/m", api_key="sk-two", owner_configured=True)
+    assert cell_key(owner_one, MSGS, PARAMS) == cell_key(owner_two, MSGS, PARAMS)
 
 
 def test_display_name_does_not_change_the_key():
-    relabelled = ModelSpec(name="other-name", litellm_model="openai/m", api_base="http://h:1/v1", label="Nice")
+    relabelled = ModelSpec(
+        name="other-name", litellm_model="openai/m", api_base="http://h:1/v1", label="Nice", api_key="sk-one"
+    )
     assert cell_key(MODEL, MSGS, PARAMS) == cell_key(relabelled, MSGS, PARAMS)
 
 
@@ -30,7 +36,7 @@ def test_everything_that_changes_the_answer_changes_the_key():
             ModelSpec(name="m", litellm_model="openai/m", api_base="http://h:1/v1", extra=(("seed", 1),)), MSGS, PARAMS
         ),
         cell_key(MODEL, [{"role": "user", "content": "hi!"}], PARAMS),
-        cell_key(MODEL, [{"role": "system", "content": "be safe"}] + MSGS, PARAMS),
+        cell_key(MODEL, [{"role": "system", "content": "be safe"}, *MSGS], PARAMS),
         cell_key(MODEL, MSGS, GenerationParams(temperature=0.5)),
         cell_key(MODEL, MSGS, GenerationParams(top_p=0.5)),
         cell_key(MODEL, MSGS, GenerationParams(max_tokens=100)),

@@ -52,10 +52,14 @@ async def test_per_session_limits_in_public_mode(playground, fake, monkeypatch):
     s = new_session()
     frames = await drain(playground.run_setup(["groq/llama-3.1-8b-instant"], "hard-1k", [], 1, 0, 64, s))
     assert "allows 4 per run" in frames[-1][0] and s.run is None
-    # The cap applies to visitor-chosen models; owner-configured ones are exempt (10 cells here).
+    # Issue 13 item 5: the cap applies to the owner's configured models too (10 cells here):
+    # they run on the owner's keys, so a visitor must not get unbounded runs out of them.
     frames = await drain(playground.run_setup(["owner-answer"], "hard-1k", [], 1, 0, 64, s))
-    assert frames[-1][6]["run"]["done"] == 10
+    assert "10 cells" in frames[-1][0] and "allows 4 per run" in frames[-1][0] and s.run is None
+    assert fake.request_count() == 0
+    await drain(playground.run_prompt("first", ["owner-answer"], 64, s))
     await drain(playground.run_prompt("second", ["owner-answer"], 64, s))
+    assert fake.request_count() == 2
     frames = await drain(playground.run_prompt("third", ["owner-answer"], 64, s))
     assert len(frames) == 1 and "runs per minute" in frames[0][0]
 

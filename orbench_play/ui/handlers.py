@@ -225,9 +225,7 @@ class Playground(SetupHandlers, CompareHandlers):
         if guards.public_mode():
             try:  # DNS look-ups for custom endpoints: off the event loop
                 await asyncio.to_thread(guards.check_models, specs)
-                sess.limits().check_run(
-                    len(prompts) * len(specs) * max(1, repeats), exempt=all(s.owner_configured for s in specs)
-                )
+                sess.limits().check_run(len(prompts) * len(specs) * max(1, repeats))
             except guards.GuardError as exc:
                 yield self.message_frame(sess, str(exc))
                 return

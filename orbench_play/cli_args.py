@@ -1,0 +1,123 @@
+"""Argument types for `orbench-play`: every value is checked before any work starts.
+
+Each function is an argparse `type=`: it returns the parsed value or raises
+`argparse.ArgumentTypeError` with a short reason, which the CLI prints as one
+line (`orbench-play: error: argument --timeout: ...`) and exits 2. A value
+the run cannot use (a NaN timeout, an output file in a folder that does not
+exist, a system-prompt "file" that is a device) is refused here, not
+discovered after the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+OUTPUT_KINDS = (".csv", ".jsonl")
+"""What `run --out` writes; the extension chooses the format."""
+MAX_TIMEOUT_S = 24 * 3600.0
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A time limit: finite, above 0, at most a day."""
+    value = _finite(text)
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {MAX_TIMEOUT_S:g} seconds, got {value:g}")
+    return value
+
+
+def temperature(text: str) -> float:
+    value = _finite(text)
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {value:g}")
+    return value
+
+
+def top_p(text: str) -> float:
+    value = _finite(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1, got {value:g}")
+    return value
+
+
+def output_file(*kinds: str) -> Callable[[str], Path]:
+    """A file the command can write when it ends: a known extension, in a
+    folder that exists and accepts a new file (tried now, by creating and
+    removing an empty temporary file there), and not a folder itself."""
+    allowed = " or ".join(kinds)
+
+    def check(text: str) -> Path:
+        path = Path(text).expanduser()
+        if path.suffix.lower() not in kinds:
+            raise argparse.ArgumentTypeError(f"{text} must end in {allowed} (the extension picks the format)")
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name ending in {allowed}")
+        if path.exists() and not path.is_file():
+            raise argparse.ArgumentTypeError(f"{text} exists and is not a regular file")
+        folder = path.parent
+        if not folder.is_dir():
+            raise argparse.ArgumentTypeError(f"the folder {folder} does not exist; create it first")
+        try:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".orbench-play-probe-"):
+                pass
+        except OSError as exc:
+            raise argparse.ArgumentTypeError(f"cannot write to {folder}: {exc.strerror or exc}") from None
+        return path
+
+    return check
+
+
+def existing_file(text: str) -> Path:
+    """An input file: it exists and is a regular file (not a folder, device or pipe)."""
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"input file {text} does not exist")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"input file {text} is not a regular file")
+    return path
+
+
+def system_prompt(presets: Callable[[], list[str]]) -> Callable[[str], str]:
+    """TEXT, @FILE or a preset name. A single short word close to a preset
+    name (`sefety`, `Safety`) is taken for a typo rather than sent as the
+    system prompt; to send such a word as the prompt, put it in a file and
+    pass @FILE."""
+
+    def check(text: str) -> str:
+        names = presets()
+        word = text.strip()
+        if text in names or text.startswith("@") or not word or len(word) > 24 or any(c.isspace() for c in word):
+            return text
+        close = difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.75)
+        if close:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a preset; did you mean {close[0]}? "
+                "(to send one word as the system prompt, put it in a file and pass @FILE)"
+            )
+        return text
+
+    return check
