@@ -4,7 +4,7 @@ handlers in `handlers.py`. Nothing here runs models or holds visitor state.
 
 from __future__ import annotations
 
-import random
+import secrets
 from importlib import resources
 from typing import Any
 
@@ -158,7 +158,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     elem_id="models",
                 )
                 model_events = _add_models(pg, models, state)
-                split = gr.Radio(SPLIT_CHOICES, value=pg.default_setup.split, label="Split", elem_id="split")
+                split = gr.Dropdown(
+                    SPLIT_CHOICES, value=list(pg.default_setup.split), multiselect=True, label="Splits",
+                    info="One or more; N prompts per category are drawn from each. Hard-1K + Toxic give both "
+                    "rates and the mini-score.", elem_id="split",
+                )  # fmt: skip
                 categories = gr.Dropdown(
                     choices=list(CATEGORIES),
                     value=[],
@@ -267,11 +271,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],
             focus,
         ]  # fmt: skip
-        share_args = dict(api_name=False, show_progress="hidden", trigger_mode="always_last")
-        reroll.click(lambda: random.randint(0, 99_999), None, seed, api_name=False, show_progress="hidden").then(
+        share_args: dict[str, Any] = {"api_name": False, "show_progress": "hidden", "trigger_mode": "always_last"}
+        reroll.click(lambda: secrets.randbelow(100_000), None, seed, api_name=False, show_progress="hidden").then(
             pg.share_link, share_inputs, share, **share_args
         )
-        split.input(lambda s: pg.banner(s), split, banner, api_name=False, show_progress="hidden")
+        split.input(pg.banner, split, banner, api_name=False, show_progress="hidden")
         for control in (models, split, categories, n, seed, *share_inputs[7:]):
             control.input(pg.share_link, share_inputs, share, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
