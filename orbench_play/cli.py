@@ -168,6 +168,9 @@ def _build_run_config(args: argparse.Namespace):
         raise UsageError("the same --model is given twice")
     try:
         categories = data.parse_categories(args.categories)
+        for split in args.split:
+            if data.split_file(split) is None:
+                print(f"Streaming OR-Bench split {split} from the Hugging Face Hub…", file=sys.stderr)
         picked = data.sample_splits(
             args.split, categories=categories, per_category=per_category, n=args.n, seed=args.seed
         )

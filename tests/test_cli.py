@@ -213,3 +213,12 @@ def test_run_says_when_80k_is_a_partial_sample(tmp_path, models_yaml, capsys):
     assert err.count(note) == 2  # before the run, and again under the scoreboard
     assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic", "--n", "1", "--quiet"]) == 0
     assert "partial" not in capsys.readouterr().err
+
+
+def test_run_says_it_streams_80k_and_fails_in_one_line_offline(models_yaml, capsys, monkeypatch):
+    monkeypatch.delenv("ORBENCH_DATA_DIR")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic,80k", "--quiet"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Streaming OR-Bench split 80k from the Hugging Face Hub…"
+    assert len(err) == 2 and err[1].startswith("orbench-play: error: OR-Bench split 80k streams from the Hugging Face")

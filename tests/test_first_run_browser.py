@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from support import chromium, free_port
+from support import app_py, chromium, free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.local_model]
 
@@ -64,35 +60,9 @@ def app_env(tmp_path: Path, port: int) -> dict[str, str]:
 
 @pytest.fixture
 def fresh_app(tmp_path):
-    port = free_port()
     log = tmp_path / "app.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=REPO, env=app_env(tmp_path, port), stdout=sink, stderr=subprocess.STDOUT
-        )
-        try:
-            url = f"http://127.0.0.1:{port}/"
-            deadline = time.monotonic() + 120
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"app.py exited with {proc.returncode}:\n{log.read_text(errors='replace')[-4000:]}")
-                try:
-                    with urllib.request.urlopen(url, timeout=5) as response:
-                        if response.status == 200:
-                            break
-                except (urllib.error.URLError, OSError):
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"no page within 120 s:\n{log.read_text(errors='replace')[-4000:]}")
-                time.sleep(0.5)
-            yield url, log
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=20)
+    with app_py(REPO, app_env(tmp_path, free_port()), log, within=120) as (url, _body):
+        yield url, log
 
 
 @pytest.mark.timeout(720)

@@ -14,16 +14,13 @@ import importlib.util
 import os
 import subprocess
 import sys
-import time
 import tomllib
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 from packaging.requirements import Requirement
-from support import free_port
+from support import app_py, free_port
 
 from orbench_play import space
 
@@ -270,27 +267,5 @@ def test_app_serves_from_the_space_folder_offline(built: Path, data_dir: Path, t
     path, rows = out.stdout.split()[-2:]
     assert Path(path).resolve().is_relative_to(built.resolve()) and int(rows) == 1319 + 655
 
-    log = tmp_path / "app.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=built, env=env, stdout=sink, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 90
-            status, body = None, ""
-            while time.monotonic() < deadline:
-                if proc.poll() is not None:
-                    pytest.fail(f"app.py exited with {proc.returncode}:\n{log.read_text(errors='replace')[-4000:]}")
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
-                        status, body = r.status, r.read().decode("utf-8", "replace")
-                        break
-                except (urllib.error.URLError, OSError):
-                    time.sleep(0.5)
-            assert status == 200, f"no page within 90 s:\n{log.read_text(errors='replace')[-4000:]}"
-            assert "gradio" in body.lower()
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
+    with app_py(built, env, tmp_path / "app.log") as (_url, body):
+        assert "gradio" in body.lower()

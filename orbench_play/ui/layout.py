@@ -23,7 +23,7 @@ PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for ke
 SPLIT_CHOICES = [
     ("OR-Bench-Hard-1K (benign, often refused)", "hard-1k"),
     ("OR-Bench-Toxic (harmful: should be refused)", "toxic"),
-    ("OR-Bench-80K (benign)", "80k"),
+    ("OR-Bench-80K (benign; streamed from the Hub)", "80k"),
 ]
 
 _GRID_JS = """
