@@ -27,8 +27,6 @@ from ..types import CATEGORIES, DEFAULT_SPLITS, SPLITS, GenerationParams
 MAX_MODELS = 6
 MAX_PER_CATEGORY = 20
 MAX_SEED = 2**31 - 1
-DEFAULT_SPLIT = ",".join(DEFAULT_SPLITS)
-"""The default `split` value of a link: OR-Bench's benign and toxic pair."""
 DEFAULT_PRESET = "none"
 DEFAULT_MAX_TOKENS = GenerationParams().max_tokens
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 2048
