@@ -30,3 +30,14 @@ def test_run_endpoint_takes_a_split_list_and_samples_each_split(app_url):
 def test_no_split_chosen_says_so(app_url):
     out = run(client(app_url), ["fake-answer"], split=[], categories=["privacy"], n=1, seed=3)
     assert "Choose at least one split." in out[0]
+
+
+def test_the_loading_line_shows_how_far_a_hub_stream_has_got(monkeypatch):
+    from orbench_play import data_sources
+    from orbench_play.ui.handlers import _loading_message
+
+    assert _loading_message(["hard-1k", "toxic"]) == "Loading the hard-1k and toxic splits…"
+    monkeypatch.setitem(data_sources._hub_rows, "80k", 12_345)
+    assert _loading_message(["hard-1k", "80k"]) == (
+        "Streaming OR-Bench from the Hugging Face Hub (80k: 12,345 prompts read)…"
+    )
