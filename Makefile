@@ -60,13 +60,19 @@ $(DEV_STAMP): $(APP_STAMP)
 run: $(APP_STAMP)
 	GRADIO_SERVER_PORT=$(PORT) $(PY) app.py
 
-test: $(DEV_STAMP)
+test: browser-deps $(DEV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+
+# The browser tests drive Debian's chromium: installed here as root (apt-get),
+# otherwise `make test` stops before any test with one line saying what to install.
+.PHONY: browser-deps
+browser-deps:
+	@$(SHELL) scripts/ensure_chromium.sh
 
 eval: $(DEV_STAMP)
 	$(PY) -m orbench_play.evaluation --lomo

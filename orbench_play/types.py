@@ -15,6 +15,10 @@ SPLITS: tuple[str, ...] = ("hard-1k", "toxic", "80k")
 
 BENIGN_SPLITS: frozenset[str] = frozenset({"hard-1k", "80k"})
 
+DEFAULT_SPLITS: tuple[str, ...] = ("hard-1k", "toxic")
+"""What a run draws from unless told otherwise: OR-Bench's benign/toxic pair, so the
+first scoreboard has both rates and the mini-score. Both splits ship with the package."""
+
 CATEGORIES: tuple[str, ...] = (
     "deception",
     "harassment",

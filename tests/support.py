@@ -10,6 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +58,43 @@ def serve_playground(models_yaml: Path, *, warm: bool = True) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
+
+
+@contextlib.contextmanager
+def app_py(cwd: Path, env: dict[str, str], log: Path, *, within: float = 90) -> Iterator[tuple[str, str]]:
+    """`python app.py` in `cwd` with `env` (which sets GRADIO_SERVER_PORT), its output in
+    `log`; yields (URL, body of the first page) once it serves HTTP 200, then stops it.
+    Fails the test with the log's tail if the app exits or serves nothing in time."""
+    url = f"http://127.0.0.1:{env['GRADIO_SERVER_PORT']}/"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + within
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"app.py exited with {proc.returncode}:\n{_tail(log)}")
+                try:
+                    with urllib.request.urlopen(url, timeout=5) as response:
+                        if response.status == 200:
+                            body = response.read().decode("utf-8", "replace")
+                            break
+                except (urllib.error.URLError, OSError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"app.py served no page within {within:.0f} s:\n{_tail(log)}")
+                time.sleep(0.5)
+            yield url, body
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=20)
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-4000:]
 
 
 @contextlib.contextmanager

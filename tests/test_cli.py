@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from orbench_play.cli import main
+from orbench_play.cli import _build_run_config, build_parser, main
 from orbench_play.types import CATEGORIES, RESULT_COLUMNS
 
 
@@ -105,10 +106,11 @@ def test_jsonl_output_and_n_total(tmp_path, models_yaml):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["--split", "nope", "--n", "1"], "invalid choice"),
+        (["--split", "nope", "--n", "1"], "Unknown split 'nope'; choose one or more of: hard-1k, toxic, 80k"),
+        (["--split", "hard-1k,", "--split", ",", "--n", "1"], "give one or more of hard-1k, toxic, 80k"),
         (["--split", "hard-1k", "--n", "0"], "at least 1"),
         (["--split", "hard-1k", "--per-category", "-3"], "at least 1"),
-        (["--split", "hard-1k"], "--per-category"),
+        (["--split", "hard-1k", "--n", "2", "--per-category", "2"], "not allowed with argument"),
         (["--split", "hard-1k", "--n", "2", "--categories", "privacy,spam"], "spam"),
         (["--split", "hard-1k", "--n", "2", "--config", "/nonexistent/models.yaml"], "does not exist"),
         (["--split", "hard-1k", "--n", "2", "--repeats", "9"], "repeats"),
@@ -142,6 +144,7 @@ def test_console_script_entry_point_runs(tmp_path):
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
@@ -163,3 +166,59 @@ def test_judge_output_keeps_carriage_returns_and_defuses_formulas(tmp_path):
     assert len(rows) == 2
     assert rows[0]["a"] == "line one\rline two, still the same answer"
     assert rows[1]["a"].startswith("'=")
+
+
+# sha256 of the comma-joined row ids that `--split hard-1k --n 50 --seed 1` drew before
+# --split took a list (commit 6b1c74e): old result files must keep pairing with new ones.
+OLD_HARD_N50_SEED1 = "a41277774429afc565b24c540730ef3bdda1e9d850485ee99c1ce126e3bf1fe0"
+
+
+def drawn(models_yaml, *args: str):
+    config, _catalog, notes = _build_run_config(
+        build_parser().parse_args(["run", "--config", str(models_yaml), "--model", "A", *args])
+    )
+    return config.prompts, notes
+
+
+def test_default_run_is_the_or_bench_pair_one_per_category_of_each(models_yaml):
+    prompts, notes = drawn(models_yaml)
+    assert notes == []
+    assert [(p.split, p.category) for p in prompts] == [("hard-1k", c) for c in sorted(CATEGORIES)] + [
+        ("toxic", c) for c in sorted(CATEGORIES)
+    ]
+    assert drawn(models_yaml, "--split", "toxic,hard-1k", "--per-category", "1")[0] == prompts
+
+
+def test_one_split_draws_the_prompts_it_drew_before(models_yaml):
+    prompts, _ = drawn(models_yaml, "--split", "hard-1k", "--n", "50", "--seed", "1")
+    assert hashlib.sha256(",".join(p.row_id for p in prompts).encode()).hexdigest() == OLD_HARD_N50_SEED1
+    both, _ = drawn(models_yaml, "--split", "hard-1k,toxic", "--n", "50", "--seed", "1")
+    assert both[:50] == prompts and {p.split for p in both[50:]} == {"toxic"} and len(both) == 100
+
+
+def test_help_shows_the_split_list_and_the_size_default(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: hard-1k,toxic" in text
+    assert "[--per-category N | --n N]" in text and "default: 1 unless --n is given" in text
+
+
+def test_run_says_when_80k_is_a_partial_sample(tmp_path, models_yaml, capsys):
+    out = tmp_path / "r.csv"
+    argv = ["run", "--config", str(models_yaml), "--model", "A", "--split", "80k", "--n", "2", "--quiet"]
+    assert main([*argv, "--out", str(out), "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    note = "Split 80k is a partial sample: or-bench-80k-partial-1000.csv has 1,000 of the 80,359 prompts"
+    assert err.count(note) == 2  # before the run, and again under the scoreboard
+    assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic", "--n", "1", "--quiet"]) == 0
+    assert "partial" not in capsys.readouterr().err
+
+
+def test_run_says_it_streams_80k_and_fails_in_one_line_offline(models_yaml, capsys, monkeypatch):
+    monkeypatch.delenv("ORBENCH_DATA_DIR")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["run", "--config", str(models_yaml), "--model", "A", "--split", "toxic,80k", "--quiet"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Streaming OR-Bench split 80k from the Hugging Face Hub…"
+    assert len(err) == 2 and err[1].startswith("orbench-play: error: OR-Bench split 80k streams from the Hugging Face")

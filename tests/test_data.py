@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import random
 import socket
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import data
-from orbench_play.data import DataError, load_split, parse_categories, sample, split_note
+from orbench_play import data, data_sources
+from orbench_play.data import DataError, load_split, parse_categories, parse_splits, sample, sample_splits, split_note
 from orbench_play.types import CATEGORIES, Prompt
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +101,7 @@ def test_full_80k_file_wins_over_partial(tmp_path):
 def test_missing_file_names_expected_path(tmp_path):
     write_csv(tmp_path / "or-bench-toxic.csv", [("x", "hate")])
     assert len(load_split("toxic", tmp_path)) == 1
-    with pytest.raises(DataError, match="or-bench-hard-1k.csv") as exc:
+    with pytest.raises(DataError, match=r"or-bench-hard-1k.csv") as exc:
         load_split("hard-1k", tmp_path)
     assert str(tmp_path) in str(exc.value)
 
@@ -120,19 +121,19 @@ def test_bad_category_names_file_row_and_value(tmp_path):
 
 def test_empty_prompt_and_missing_column_are_rejected(tmp_path):
     write_csv(tmp_path / "or-bench-hard-1k.csv", [("ok", "hate"), ("   ", "hate")])
-    with pytest.raises(DataError, match="row 2.*empty prompt"):
+    with pytest.raises(DataError, match=r"row 2.*empty prompt"):
         load_split("hard-1k", tmp_path)
     write_csv(tmp_path / "or-bench-toxic.csv", [("ok", "hate")], header=("text", "category"))
-    with pytest.raises(DataError, match="or-bench-toxic.csv lacks column.*prompt"):
+    with pytest.raises(DataError, match=r"or-bench-toxic.csv lacks column.*prompt"):
         load_split("toxic", tmp_path)
 
 
 def test_cache_is_reused_until_the_file_changes(tmp_path):
     path = write_csv(tmp_path / "or-bench-toxic.csv", [("one", "hate")])
     first = load_split("toxic", tmp_path)
-    hits = data._read_csv.cache_info().hits
+    hits = data_sources._read_csv.cache_info().hits
     assert load_split("toxic", tmp_path) == first
-    assert data._read_csv.cache_info().hits == hits + 1
+    assert data_sources._read_csv.cache_info().hits == hits + 1
     write_csv(path, [("one", "hate"), ("two", "privacy")])
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
     assert [p.text for p in load_split("toxic", tmp_path)] == ["one", "two"]
@@ -142,25 +143,28 @@ def test_cache_is_reused_until_the_file_changes(tmp_path):
 
 
 def test_hub_offline_fails_fast_in_a_clean_process(tmp_path):
-    """HF_HUB_OFFLINE=1 and an empty HF cache: datasets must not be retried for long."""
+    """HF_HUB_OFFLINE=1, no data folder: 80k (not shipped) fails at once with what to do."""
     code = textwrap.dedent(
         """
         import time
         from orbench_play.data import DataError, load_split
         t = time.monotonic()
         try:
-            load_split("hard-1k")
+            load_split("80k")
         except DataError as e:
             print(f"{time.monotonic() - t:.3f}|{e}")
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "ORBENCH_DATA_DIR"}
     env.update(HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"), HF_DATASETS_CACHE=str(tmp_path / "ds"))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     elapsed, _, message = out.stdout.strip().partition("|")
     assert message, out.stderr[-2000:]
     assert float(elapsed) < 5.0
-    assert "ORBENCH_DATA_DIR" in message and "or-bench-hard-1k.csv" in message
+    assert "ORBENCH_DATA_DIR" in message and "or-bench-80k.csv" in message and "HF_HUB_OFFLINE" in message
+    assert "\n" not in message
 
 
 def test_hub_without_offline_flag_fails_fast(monkeypatch):
@@ -168,8 +172,8 @@ def test_hub_without_offline_flag_fails_fast(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
     t = time.monotonic()
-    with pytest.raises(DataError, match="Could not reach the Hugging Face Hub.*ORBENCH_DATA_DIR"):
-        load_split("toxic")
+    with pytest.raises(DataError, match=r"Could not reach the Hugging Face Hub.*ORBENCH_DATA_DIR"):
+        load_split("80k")
     assert time.monotonic() - t < 5.0
 
 
@@ -181,7 +185,7 @@ def test_hub_probe_has_a_hard_deadline_even_if_connect_hangs(monkeypatch):
     t = time.monotonic()
     with pytest.raises(DataError, match="split 80k"):
         load_split("80k")
-    assert time.monotonic() - t < data.PROBE_TIMEOUT_S + 1.5
+    assert time.monotonic() - t < data_sources.PROBE_TIMEOUT_S + 1.5
 
 
 # --- sampling -------------------------------------------------------------------
@@ -225,7 +229,9 @@ def test_sample_is_identical_in_another_interpreter(hard):
         "print(','.join(p.row_id for p in s.prompts))"
     )
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.strip() == ",".join(p.row_id for p in sample(hard, n=12, seed=42).prompts), out.stderr
 
 
@@ -280,3 +286,60 @@ def test_parse_categories():
 def test_categories_in(hard):
     assert data.categories_in(hard) == sorted(CATEGORIES)
     assert data.categories_in(load_split("80k", DATA_DIR)) == ["harmful", "illegal", "sexual", "unethical", "violence"]
+
+
+# --- several splits in one run ------------------------------------------------------
+
+# sha256 of the comma-joined row ids drawn by the single-split sampler before splits
+# became a list (commit 6b1c74e), so comparisons made then still pair up prompt by prompt.
+OLD_HARD_N50_SEED1 = "a41277774429afc565b24c540730ef3bdda1e9d850485ee99c1ce126e3bf1fe0"
+OLD_TOXIC_PER_CATEGORY1_SEED0 = "4f13a6ab831a36d0ec7486e3050dee94b681ed05aa9068139cb7e725a73a9124"
+
+
+def digest(prompts) -> str:
+    return hashlib.sha256(",".join(p.row_id for p in prompts).encode()).hexdigest()
+
+
+def test_parse_splits():
+    assert parse_splits(None) == parse_splits("") == parse_splits([]) == ["hard-1k", "toxic"]
+    assert parse_splits("toxic, HARD-1K,toxic") == ["hard-1k", "toxic"]  # canonical order, no repeats
+    assert parse_splits(["80k", "hard-1k,toxic"]) == ["hard-1k", "toxic", "80k"]
+    with pytest.raises(DataError, match=r"Unknown split 'hard-2k'; choose one or more of: hard-1k, toxic, 80k"):
+        parse_splits("hard-1k,hard-2k")
+
+
+def test_one_split_draws_what_it_drew_before_splits_were_a_list():
+    assert digest(sample_splits("hard-1k", n=50, seed=1, data_dir=DATA_DIR).prompts) == OLD_HARD_N50_SEED1
+    assert (
+        digest(sample_splits(["toxic"], per_category=1, seed=0, data_dir=DATA_DIR).prompts)
+        == OLD_TOXIC_PER_CATEGORY1_SEED0
+    )
+
+
+def test_each_split_is_sampled_on_its_own_with_the_same_size_and_seed():
+    both = sample_splits("hard-1k,toxic", per_category=2, seed=5, data_dir=DATA_DIR).prompts
+    alone = {s: sample(load_split(s, DATA_DIR), per_category=2, seed=5).prompts for s in ("hard-1k", "toxic")}
+    assert both == alone["hard-1k"] + alone["toxic"]
+    assert Counter(p.split for p in both) == {"hard-1k": 20, "toxic": 20}
+    # --n is per split too: adding a split never changes what another split contributes
+    with_n = sample_splits(["toxic", "hard-1k"], n=7, seed=2, data_dir=DATA_DIR).prompts
+    assert Counter(p.split for p in with_n) == {"hard-1k": 7, "toxic": 7}
+    assert with_n[:7] == sample(load_split("hard-1k", DATA_DIR), n=7, seed=2).prompts
+
+
+def test_notes_of_every_split_are_kept():
+    picked = sample_splits("toxic,80k", categories=["privacy", "illegal"], per_category=1, data_dir=DATA_DIR)
+    assert [p.split for p in picked.prompts] == ["toxic", "toxic", "80k"]
+    assert any(n.startswith("privacy: split 80k has no prompts") for n in picked.notes)
+
+
+def test_sample_splits_takes_another_sampler():
+    calls = []
+
+    def draw(prompts, **kwargs):
+        calls.append((prompts[0].split, kwargs))
+        return sample(prompts, **kwargs)
+
+    sample_splits("hard-1k,toxic", per_category=1, seed=3, data_dir=DATA_DIR, draw=draw)
+    assert [split for split, _ in calls] == ["hard-1k", "toxic"]
+    assert all(kw == {"categories": None, "per_category": 1, "n": None, "seed": 3} for _, kw in calls)

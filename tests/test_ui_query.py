@@ -16,7 +16,8 @@ from orbench_play.types import GenerationParams
 from orbench_play.ui import query
 from orbench_play.ui.query import Setup, parse_query, to_query
 
-CONTRACT = "?models=a,b&split=hard-1k&categories=all&n=1&seed=0"
+CONTRACT = "?models=a,b&split=hard-1k,toxic&categories=all&n=1&seed=0"
+PAIR = ["hard-1k", "toxic"]
 EVERYTHING = Setup(
     models=["fake-answer", "groq/llama-3.1-8b-instant"], split="toxic", categories=["privacy", "illegal"],
     n=2, seed=7, preset="safety", temperature=0.7, top_p=0.9, max_tokens=256, repeats=3, focus=True,
@@ -44,11 +45,34 @@ def stub_request(**params: str) -> SimpleNamespace:
 
 
 def test_defaults_give_exactly_the_contract_form():
-    assert to_query(["a", "b"], "hard-1k", [], 1, 0) == CONTRACT
+    assert to_query(["a", "b"], PAIR, [], 1, 0) == CONTRACT
     assert to_query(**asdict(Setup(models=["a", "b"]))) == CONTRACT
     # Explicit defaults are left out too.
-    assert to_query(["a", "b"], "hard-1k", None, 1, 0, preset="none", temperature=None, top_p=None,
+    assert to_query(["a", "b"], PAIR, None, 1, 0, preset="none", temperature=None, top_p=None,
                     max_tokens=GenerationParams().max_tokens, repeats=1, focus=False) == CONTRACT  # fmt: skip
+
+
+def test_split_lists_round_trip_and_old_single_split_links_still_open():
+    assert parse_query({})[0].split == PAIR
+    assert round_trip("?split=hard-1k") == (Setup(split=["hard-1k"]), [])  # a link made before lists
+    assert to_query(["a"], ["hard-1k"], [], 1, 0) == "?models=a&split=hard-1k&categories=all&n=1&seed=0"
+    setup, warnings = round_trip("?split=80k,toxic,hard-1k,toxic")
+    assert (setup.split, warnings) == (["hard-1k", "toxic", "80k"], [])  # canonical order, no repeats
+    assert to_query(**asdict(setup)).startswith("?models=&split=hard-1k,toxic,80k&")
+    assert to_query([], "toxic,hard-1k", [], 1, 0) == to_query([], PAIR, [], 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warning"),
+    [
+        ("toxic,hard-2k", ["toxic"], "Ignored unknown split 'hard-2k' in the link."),
+        ("nope", PAIR, "Ignored unknown split 'nope' in the link; using hard-1k,toxic."),
+        (",", PAIR, "Ignored unknown split (none given) in the link; using hard-1k,toxic."),
+    ],
+)
+def test_unknown_splits_in_a_link_warn_and_keep_the_known_ones(value, expected, warning):
+    setup, warnings = parse_query({"split": value})
+    assert (setup.split, warnings) == (expected, [warning])
 
 
 def test_round_trip_of_every_key_with_contract_keys_first():
@@ -165,13 +189,12 @@ def test_on_load_without_settings_gives_defaults_and_warns_about_bad_ones(playgr
 
 def test_share_link_reads_the_settings(playground):
     base = "http://h/"
-    plain = playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None)
+    plain = playground.share_link(["a", "b"], PAIR, [], 1, 0, base, None)
     assert plain == base + CONTRACT
     # The page's own defaults (as the controls hold them) give the same link.
     page_defaults = ("none", "", "", 512, 1, False)
     assert (
-        playground.share_link(["a", "b"], "hard-1k", [], 1, 0, base, None, page_defaults[0], "", *page_defaults[1:])
-        == plain
+        playground.share_link(["a", "b"], PAIR, [], 1, 0, base, None, page_defaults[0], "", *page_defaults[1:]) == plain
     )
     link = playground.share_link(
         ["a"], "toxic", ["privacy"], 2, 7, base, None, "safety", "", "0.7", "0.9", 256.0, 3, True
@@ -181,6 +204,20 @@ def test_share_link_reads_the_settings(playground):
         == base
         + "?models=a&split=toxic&categories=privacy&n=2&seed=7&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
     )
+
+
+def test_on_load_fills_the_split_list_and_the_banner_covers_each_split(playground, monkeypatch):
+    out = loaded(playground)
+    assert out["split"] == PAIR and "Split" not in out["banner"]  # the shipped pair needs no notice
+    out = loaded(playground, split="hard-1k,80k")
+    assert out["split"] == ["hard-1k", "80k"]
+    assert "Split 80k is a partial sample" in out["banner"]  # ORBENCH_DATA_DIR holds the partial file
+    monkeypatch.delenv("ORBENCH_DATA_DIR")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = loaded(playground, split="toxic,80k")
+    assert out["banner"].count("Split ") == 1 and "Split 80k streams from the Hugging Face Hub" in out["banner"]
+    assert playground.share_link(["a"], out["split"], [], 1, 0, "/", None).startswith("/?models=a&split=toxic,80k&")
+    assert playground.share_link(["a"], [], [], 1, 0, "/", None).startswith("/?models=a&split=hard-1k,toxic&")
 
 
 def test_share_link_never_carries_a_custom_system_prompt(playground):

@@ -94,7 +94,7 @@ def test_override_shows_user_source_and_the_new_label():
     cell = CellView(cell_id("hard-1k:7", "gpt"), "hard-1k:7", "gpt", started=True)
     cell.result = result("hard-1k:7", "gpt", "direct_refusal")
     html_text = grid_view.render_cell(cell, override="direct_answer")
-    badge = [a for t, a in parse(html_text) if "verdict" in (a.get("class") or "").split()][0]
+    badge = next(a for t, a in parse(html_text) if "verdict" in (a.get("class") or "").split())
     assert badge["data-verdict"] == "direct_answer" and badge["data-source"] == "user"
     assert "verdict_source=user" in html_text
     buttons = [a for t, a in parse(html_text) if t == "button"]
@@ -209,7 +209,7 @@ def test_query_with_bad_values_never_raises():
         {"models": "a,b,c,d,e,f,g", "split": "nope", "categories": "privacy,bogus", "n": "500", "seed": "x"}
     )
     assert setup.models == ["a", "b", "c", "d", "e", "f"]
-    assert setup.split == "hard-1k" and setup.categories == ["privacy"]
+    assert setup.split == ["hard-1k", "toxic"] and setup.categories == ["privacy"]
     assert setup.n == MAX_PER_CATEGORY and setup.seed == 0
     assert len(warnings) == 5
     assert parse_query({"categories": "all"})[0].categories == []

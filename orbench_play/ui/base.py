@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from collections.abc import Sequence
 
 from .. import data
 from ..models import Catalog, CatalogError, load_catalog
@@ -19,15 +20,16 @@ log = logging.getLogger(__name__)
 
 
 def data_notice(split: str) -> str:
-    """Empty when the split can be read locally (or from the Hub); else how to provide data."""
+    """Empty when the split can be read (shipped, from ORBENCH_DATA_DIR, or from the
+    Hub); else how to provide data. A partial 80k file gets its warning."""
     try:
         path = data.split_file(split)
     except data.DataError as exc:
         return f"{exc} Custom prompts still work without data."
     if path is None and data.hub_offline():
         return (
-            f"No OR-Bench data: ORBENCH_DATA_DIR is not set and the Hub is off (HF_HUB_OFFLINE). "
-            f"Set ORBENCH_DATA_DIR to a folder with {data.FILES[split]} (from the bench-llm/or-bench "
+            f"Split {split} streams from the Hugging Face Hub, which is off (HF_HUB_OFFLINE): "
+            f"set ORBENCH_DATA_DIR to a folder with {data.FILES[split]} (from the bench-llm/or-bench "
             "dataset), or allow Hub access. Custom prompts still work without data."
         )
     note = None
@@ -35,6 +37,15 @@ def data_notice(split: str) -> str:
         if path is not None and split == "80k":
             note = data.split_note(split)
     return note or ""
+
+
+def data_notices(splits: str | Sequence[str] | None) -> list[str]:
+    """One notice per chosen split that needs one (see `data_notice`), in split order."""
+    try:
+        names = data.parse_splits(splits)
+    except data.DataError as exc:
+        return [str(exc)]
+    return [notice for notice in map(data_notice, names) if notice]
 
 
 def _paper_points() -> list[tuple[str, float, float]]:
@@ -114,14 +125,13 @@ class PlaygroundBase:
             return sess.extra_models[name]
         return self.catalog.resolve(name)
 
-    def banner(self, split: str, warnings: list[str] | None = None) -> str:
+    def banner(self, split: str | Sequence[str] | None, warnings: list[str] | None = None) -> str:
+        """Problems with the models and the chosen splits' data, then the link's warnings."""
         lines = []
         if self.catalog_error:
             lines.append(f"⚠ Model config problem: {self.catalog_error}")
         lines += [f"⚠ {w}" for w in self.catalog.warnings]
-        notice = data_notice(split)
-        if notice:
-            lines.append(f"ℹ {notice}")
+        lines += [f"ℹ {notice}" for notice in data_notices(split)]
         lines += [f"⚠ {w}" for w in warnings or []]
         if not self.catalog.entries:
             lines.append(

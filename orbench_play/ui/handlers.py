@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -30,7 +31,7 @@ from ..models import CatalogError
 from ..prompts import (
     variant_of,
 )
-from ..types import SPLITS, GenerationParams, ModelSpec, Prompt, RunConfig
+from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
 from . import grid_view, plot_view, safe_html, scoreboard_view, warmup
 from .compare_handlers import CompareHandlers
 from .forms import custom_prompt, generation_params, repeats_value
@@ -48,6 +49,19 @@ RENDER_INTERVAL_S = 0.1
 SLOW_RENDER_INTERVAL_S = 0.25
 """Used instead when the grid HTML is big (many long answers)."""
 BIG_GRID_CHARS = 250_000
+
+
+LOADING_POLL_S = 0.5
+"""How often the "loading the data" line refreshes while a split streams from the Hub."""
+
+
+def _loading_message(splits: list[str]) -> str:
+    """The status line while the splits load: shipped ones are instant, 80k streams."""
+    streaming = [(s, data.streaming_progress(s)) for s in splits]
+    read = [f"{s}: {rows:,} prompts read" for s, rows in streaming if rows is not None]
+    if read:
+        return f"Streaming OR-Bench from the Hugging Face Hub ({'; '.join(read)})…"
+    return f"Loading the {' and '.join(splits)} split{'s' if len(splits) > 1 else ''}…"
 
 
 class Playground(SetupHandlers, CompareHandlers):
@@ -158,8 +172,9 @@ class Playground(SetupHandlers, CompareHandlers):
             specs = self._specs(models, sess)
             params = generation_params(max_tokens, preset, custom_system, temperature, top_p)
             k = repeats_value(repeats)
-            if split not in SPLITS:
-                raise ValueError(f"Unknown split {split!r}; choose one of {', '.join(SPLITS)}.")
+            if isinstance(split, list | tuple) and not split:
+                raise ValueError("Choose at least one split.")
+            splits = data.parse_splits(split)
             cats = data.parse_categories(list(categories or [])) or None
             per_category = int(n or 1)
             if not 1 <= per_category <= MAX_PER_CATEGORY:
@@ -169,20 +184,29 @@ class Playground(SetupHandlers, CompareHandlers):
         except (ValueError, TypeError, data.DataError) as exc:
             yield self.message_frame(sess, str(exc))
             return
-        yield self.message_frame(sess, f"Loading the {split} split…")
-        try:
-            prompts = await asyncio.to_thread(data.load_split, split)
-            if focus:
-                from ..focus import focus_sample
+        draw: data.Draw = data.sample
+        if focus:
+            from ..focus import focus_sample
 
-                picked = focus_sample(
-                    prompts, sess.effective_results(), per_category=per_category, seed=seed_value, categories=cats
-                )
-            else:
-                picked = data.sample(prompts, categories=cats, per_category=per_category, seed=seed_value)
+            draw = functools.partial(focus_sample, results=sess.effective_results())
+        loading = asyncio.create_task(
+            asyncio.to_thread(
+                data.sample_splits, splits, categories=cats, per_category=per_category, seed=seed_value, draw=draw
+            )
+        )
+        try:
+            while True:
+                yield self.message_frame(sess, _loading_message(splits))
+                done, _ = await asyncio.wait({loading}, timeout=LOADING_POLL_S)
+                if done:
+                    break
+            picked = loading.result()
         except data.DataError as exc:
             yield self.message_frame(sess, f"{exc} Custom prompts still work without data.")
             return
+        finally:
+            if not loading.done():  # the visitor stopped or left; the thread finishes on its own
+                loading.cancel()
         if not picked.prompts:
             yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return

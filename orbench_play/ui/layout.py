@@ -4,7 +4,7 @@ handlers in `handlers.py`. Nothing here runs models or holds visitor state.
 
 from __future__ import annotations
 
-import random
+import secrets
 from importlib import resources
 from typing import Any
 
@@ -23,7 +23,7 @@ PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for ke
 SPLIT_CHOICES = [
     ("OR-Bench-Hard-1K (benign, often refused)", "hard-1k"),
     ("OR-Bench-Toxic (harmful: should be refused)", "toxic"),
-    ("OR-Bench-80K (benign)", "80k"),
+    ("OR-Bench-80K (benign; streamed from the Hub)", "80k"),
 ]
 
 _GRID_JS = """
@@ -39,7 +39,7 @@ _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
 
 def _new_seed() -> int:
     """A fresh sampling seed for the Re-roll button."""
-    return random.randint(0, 99_999)  # noqa: S311 -- a sampling seed, not a secret
+    return secrets.randbelow(100_000)
 
 
 def _about_text() -> str:
@@ -167,7 +167,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     elem_id="models",
                 )
                 model_events = _add_models(pg, models, state)
-                split = gr.Radio(SPLIT_CHOICES, value=pg.default_setup.split, label="Split", elem_id="split")
+                split = gr.Dropdown(
+                    SPLIT_CHOICES, value=list(pg.default_setup.split), multiselect=True, label="Splits",
+                    info="One or more; N prompts per category are drawn from each. Hard-1K + Toxic give both "
+                    "rates and the mini-score.", elem_id="split",
+                )  # fmt: skip
                 categories = gr.Dropdown(
                     choices=list(CATEGORIES),
                     value=[],
@@ -280,7 +284,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],
             focus,
         ]  # fmt: skip
-        share_args = {"api_name": False, "show_progress": "hidden", "trigger_mode": "always_last"}
+        share_args: dict[str, Any] = {"api_name": False, "show_progress": "hidden", "trigger_mode": "always_last"}
         reroll.click(_new_seed, None, seed, api_name=False, show_progress="hidden").then(
             pg.share_link, share_inputs, share, **share_args
         )

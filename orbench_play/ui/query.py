@@ -1,4 +1,8 @@
-"""The URL query form of a run set-up: `/?models=a,b&split=hard-1k&categories=privacy,illegal&n=2&seed=7`.
+"""The URL query form of a run set-up: `/?models=a,b&split=hard-1k,toxic&categories=privacy,illegal&n=2&seed=7`.
+
+`split` lists one or more splits, comma-separated (the default pair is
+`hard-1k,toxic`); links made before splits became a list (`split=hard-1k`)
+still open as that one split.
 
 After the contract's five keys come the optional generation settings, each only
 when it differs from its default (so a default set-up gives exactly the
@@ -18,12 +22,11 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from ..prompts import SYSTEM_PROMPTS
-from ..types import CATEGORIES, SPLITS, GenerationParams
+from ..types import CATEGORIES, DEFAULT_SPLITS, SPLITS, GenerationParams
 
 MAX_MODELS = 6
 MAX_PER_CATEGORY = 20
 MAX_SEED = 2**31 - 1
-DEFAULT_SPLIT = "hard-1k"
 DEFAULT_PRESET = "none"
 DEFAULT_MAX_TOKENS = GenerationParams().max_tokens
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 2048
@@ -39,7 +42,8 @@ _FALSE = {"0", "false", "no", "off", ""}
 @dataclass
 class Setup:
     models: list[str] = field(default_factory=list)
-    split: str = DEFAULT_SPLIT
+    split: list[str] = field(default_factory=lambda: list(DEFAULT_SPLITS))
+    """One or more of SPLITS, in SPLITS order (a comma string is accepted and split)."""
     categories: list[str] = field(default_factory=list)
     """Empty means all categories."""
     n: int = 1
@@ -52,6 +56,9 @@ class Setup:
     max_tokens: int = DEFAULT_MAX_TOKENS
     repeats: int = 1
     focus: bool = False
+
+    def __post_init__(self) -> None:
+        self.split = split_names(self.split)
 
 
 def _int(value: str, lo: int, hi: int, name: str, default: int, warnings: list[str]) -> int:
@@ -100,10 +107,18 @@ def _split_list(value: str) -> list[str]:
     return out
 
 
+def split_names(value: str | Sequence[str] | None) -> list[str]:
+    """`"toxic,hard-1k"` or `["toxic", "hard-1k"]` → `["hard-1k", "toxic"]`: the known
+    splits in SPLITS order, then anything else as given (callers validate)."""
+    parts = [] if value is None else [value] if isinstance(value, str) else list(value)
+    names = [n.lower() for part in parts for n in _split_list(str(part))]
+    return [s for s in SPLITS if s in names] + [n for n in dict.fromkeys(names) if n not in SPLITS]
+
+
 def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tuple[Setup, list[str]]:
     """Query parameters → (set-up, warnings). Unknown keys are ignored."""
     base = default or Setup()
-    setup = replace(base, models=list(base.models), categories=list(base.categories))
+    setup = replace(base, models=list(base.models), split=list(base.split), categories=list(base.categories))
     warnings: list[str] = []
     if "models" in params:
         names = _split_list(params["models"])
@@ -112,11 +127,17 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
             names = names[:MAX_MODELS]
         setup.models = names
     if "split" in params:
-        split = str(params["split"]).strip().lower()
-        if split in SPLITS:
-            setup.split = split
-        else:
-            warnings.append(f"Unknown split {split!r} in the link; using {setup.split}.")
+        names = split_names(str(params["split"]))
+        known = [n for n in names if n in SPLITS]
+        unknown = [n for n in names if n not in SPLITS]
+        if unknown or not known:
+            using = "" if known else f"; using {','.join(setup.split)}"
+            warnings.append(
+                f"Ignored unknown split{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(n) for n in unknown) or '(none given)'} in the link{using}."
+            )
+        if known:
+            setup.split = known
     if "categories" in params:
         cats = [c.lower() for c in _split_list(params["categories"])]
         if "all" in cats or not cats:
@@ -163,7 +184,7 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
 
 
 def to_query(
-    models: Sequence[str], split: str, categories: Sequence[str] | None, n: int, seed: int, *,
+    models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False,
 ) -> str:  # fmt: skip
@@ -175,7 +196,7 @@ def to_query(
     cats = list(categories or [])
     parts = [
         "models=" + ",".join(quote(m, safe=safe) for m in models),
-        "split=" + quote(split, safe=safe),
+        "split=" + ",".join(quote(s, safe=safe) for s in split_names(split)),
         "categories=" + (",".join(quote(c, safe=safe) for c in cats) if cats else "all"),
         f"n={int(n)}",
         f"seed={int(seed)}",

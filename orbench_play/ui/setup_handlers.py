@@ -10,6 +10,7 @@ import gradio as gr
 from .. import guards
 from ..models import CatalogError, custom_endpoint
 from ..prompts import SYSTEM_PROMPTS
+from ..types import DEFAULT_SPLITS
 from .base import PlaygroundBase
 from .query import MAX_MODELS, number_text, parse_query, to_query
 from .session import Session
@@ -58,7 +59,7 @@ class SetupHandlers(PlaygroundBase):
         shared_preset = None if (custom_system or "").strip() else (preset or "none")
         try:
             return (base or "/") + to_query(
-                names, split or "hard-1k", categories or [], int(n or 1), int(seed or 0),
+                names, split or list(DEFAULT_SPLITS), categories or [], int(n or 1), int(seed or 0),
                 preset=shared_preset if shared_preset in SYSTEM_PROMPTS else None,
                 temperature=number(temperature), top_p=number(top_p),
                 max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,

@@ -1,0 +1,120 @@
+"""The first minute of a new user, end to end: `python app.py` from a fresh start
+with the Hub unreachable and no ORBENCH_DATA_DIR, then Run with the defaults in
+headless Debian Chromium.
+
+Done means: the run finishes with no error cells, with prompts from both
+hard-1k and toxic (the shipped copies), and the scoreboard shows a mini-score.
+The default model is the embedded SmolLM2, for real. How long the run took is
+written to test-artifacts/first-run-timings.txt and printed; it is a figure to
+report, not a pass/fail condition (speed targets live in benchmarks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from support import app_py, chromium, free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.local_model]
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+DEFAULT_PROMPTS = 20  # one per category of hard-1k and of toxic
+RUN_LIMIT_MS = 480_000
+"""How long the test waits for the run: far above the one-minute goal, so a busy
+machine reports a slow figure instead of failing."""
+VERDICTS_JS = "els => els.map(e => ({model: e.dataset.model, row: e.dataset.row, verdict: e.dataset.verdict}))"
+MINI_SCORE_JS = """() => {
+    const table = document.querySelector('#scoreboard table');
+    if (!table) return null;
+    const heads = [...table.querySelectorAll('thead th')].map(th => th.innerText.trim().toLowerCase());
+    const col = heads.findIndex(h => h.startsWith('mini-score'));
+    const row = table.querySelector('tbody tr');
+    if (col < 0 || !row) return null;
+    return row.children[col].innerText.trim();
+}"""
+
+
+def app_env(tmp_path: Path, port: int) -> dict[str, str]:
+    """A fresh start: no data folder or data source, no model list, an empty cache,
+    and a Hub endpoint nothing listens on (unreachable, not merely switched off)."""
+    drop = ("ORBENCH_DATA_DIR", "ORBENCH_DATA_SOURCE", "ORBENCH_MODELS", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "PYTHONPATH"}
+    env.update(
+        HF_ENDPOINT=f"http://127.0.0.1:{free_port()}",
+        ORBENCH_CACHE_DIR=str(tmp_path / "cache"),
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_SERVER_PORT=str(port),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        LITELLM_OFFLINE_MODE="true",
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
+    return env
+
+
+@pytest.fixture
+def fresh_app(tmp_path):
+    log = tmp_path / "app.log"
+    with app_py(REPO, app_env(tmp_path, free_port()), log, within=120) as (url, _body):
+        yield url, log
+
+
+@pytest.mark.timeout(720)
+def test_first_run_with_the_defaults_offline(fresh_app):
+    url, log = fresh_app
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        # The defaults, as the share link states them: the embedded model and the OR-Bench pair.
+        page.wait_for_function(
+            "() => (document.querySelector('#share textarea')?.value || '').includes('split=hard-1k,toxic')",
+            timeout=60_000,
+        )
+        share = page.locator("#share textarea").input_value()
+        assert "models=local/smollm2-135m" in share and "n=1" in share
+        assert "Could not reach" not in page.locator("#banner").inner_text()
+
+        clicked = time.monotonic()
+        page.click("#run button, button#run")
+        page.wait_for_function(
+            """n => { const v = [...document.querySelectorAll('#grid .verdict')];
+                      return v.length === n && v.every(e => e.dataset.verdict !== 'pending'); }""",
+            arg=DEFAULT_PROMPTS,
+            timeout=RUN_LIMIT_MS,
+        )
+        run_s = time.monotonic() - clicked
+        found = page.eval_on_selector_all("#grid .verdict", VERDICTS_JS)
+        grid_text = page.locator("#grid").inner_text()
+        with contextlib.suppress(PlaywrightTimeout):  # the scoreboard renders with the last frame
+            page.wait_for_function(f"() => ({MINI_SCORE_JS})()?.includes('%')", timeout=15_000)
+        mini = page.evaluate(MINI_SCORE_JS)
+        board = page.locator("#scoreboard").inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "first-run.png"), full_page=True)
+        page.close()
+    cut = grid_text.count("Timed out")
+    figure = (
+        f"first run with the defaults (embedded SmolLM2, {DEFAULT_PROMPTS} prompts, cold cache, "
+        f"Hub unreachable, no ORBENCH_DATA_DIR): click to all verdicts final {run_s:.1f} s; "
+        f"mini-score {mini}; answers cut by a timeout: {cut}\n"
+    )
+    (ARTIFACTS / "first-run-timings.txt").write_text(figure, encoding="utf-8")
+    print(figure)
+
+    bad = [v for v in found if v["verdict"] not in ("direct_answer", "direct_refusal", "indirect_refusal")]
+    assert not bad, f"error cells: {bad}\n{grid_text[:3000]}"
+    assert {v["model"] for v in found} == {"local/smollm2-135m"}
+    rows = {v["row"] for v in found}
+    assert len(rows) == DEFAULT_PROMPTS
+    assert sum(r.startswith("hard-1k:") for r in rows) == 10 and sum(r.startswith("toxic:") for r in rows) == 10
+    assert "%" in (mini or ""), f"no mini-score on the scoreboard: {mini!r}\n{board[:2000]}"
+    assert errors == []
+    assert "Traceback" not in log.read_text(errors="replace")
