@@ -258,3 +258,25 @@ def test_plot_labels_fit_with_real_font_metrics(page):
         for b, *bb in boxes[i + 1 :]:
             apart = ba[2] <= bb[0] or bb[2] <= ba[0] or ba[3] <= bb[1] or bb[3] <= ba[1]
             assert apart, (a, b)
+
+
+def test_downloads_say_to_run_first_then_give_the_session(page, app_url):
+    """Before a run the download buttons did nothing and said nothing."""
+    open_share(page, app_url, "?models=fake-answer&split=hard-1k&categories=privacy&n=2&seed=3")
+    csv_button = page.locator("button#download_csv, #download_csv button").first
+    page.wait_for_function("() => document.querySelector('#download_csv') !== null")
+    assert csv_button.is_disabled() and "after a run" in csv_button.inner_text()
+    jsonl_button = page.locator("button#download_jsonl, #download_jsonl button").first
+    assert jsonl_button.is_disabled() and "after a run" in jsonl_button.inner_text()
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, timeout=30_000)
+    page.wait_for_function(
+        "() => { const b = document.querySelector('button#download_csv') || document.querySelector('#download_csv button');"
+        " return b && !b.disabled && !b.innerText.includes('after a run'); }",
+        timeout=15_000,
+    )
+    with page.expect_download() as download:
+        csv_button.click()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "orbench-session.csv"
+    assert text.startswith("split,row_id,category,prompt,model,response,verdict") and text.count("hard-1k:") == 2
