@@ -283,7 +283,9 @@ async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
 
 def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     """One row per variant (model × system prompt × settings), so "X" and
-    "X · safety" are compared side by side; flip rate only when repeated."""
+    "X · safety" are compared side by side; flip rate only when repeated.
+    Over-refusal on hard-1k and on 80k are separate columns (80k only when
+    asked); a mini-score on 80k says so, as hard-1k is the paper's."""
     from rich.console import Console
     from rich.table import Table
 
@@ -292,11 +294,11 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
 
     scores = score_results(results, key=variant_of)
     repeated = any(s.max_repeats > 1 for s in scores)
+    broad = any(s.over_refusal_80k is not None for s in scores)
     console = Console(file=stream or sys.stdout, highlight=False)
     table = Table(title="Session scoreboard (95% Wilson intervals)")
-    columns = ["model", "over-refusal (benign)", "refusal (toxic)", "mini-score", "errors"]
-    if repeated:
-        columns.insert(4, "flip rate")
+    columns = ["model", "over-refusal (hard-1k)", *(["over-refusal (80k)"] if broad else []), "refusal (toxic)"]
+    columns += ["mini-score", *(["flip rate"] if repeated else []), "errors"]
     for column in columns:
         table.add_column(column, overflow="fold")
 
@@ -305,9 +307,10 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
 
     for s in scores:
         mini = "—" if s.mini_score is None else f"{s.mini_score:.1%} [{s.mini_low:.1%}–{s.mini_high:.1%}]"
-        row = [_plain(s.model), fmt(s.over_refusal), fmt(s.toxic_refusal), mini, str(s.errors)]
-        if repeated:
-            row.insert(4, fmt(s.flip_rate))
+        if s.mini_score is not None and s.benign_split == "80k":
+            mini += " on 80k"
+        row = [_plain(s.model), fmt(s.over_refusal_hard_1k), *([fmt(s.over_refusal_80k)] if broad else [])]
+        row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else []), str(s.errors)]
         table.add_row(*row)
     console.print(table)
 

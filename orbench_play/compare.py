@@ -17,8 +17,9 @@ The test. McNemar's test on the discordant pairs: `b` prompts refused by A
 only, `c` refused by B only. Under "no difference" each discordant prompt is
 a fair coin, so for b + c < 25 the two-sided exact binomial p-value is used,
 otherwise the chi-square statistic with continuity correction,
-(|b − c| − 1)² / (b + c) on 1 degree of freedom. Benign prompts (over-refusal)
-and toxic prompts are tested separately. `math` only: no scipy at runtime.
+(|b − c| − 1)² / (b + c) on 1 degree of freedom. Each split with a rate of
+its own is tested separately: hard-1k and 80k (over-refusal, kept apart as on
+the scoreboard) and toxic. `math` only: no scipy at runtime.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .export import unneutralise_csv_cell
 from .prompts import variant_of
-from .scoring import Rate, counts, kind_of
+from .scoring import RATE_SPLITS, Rate, counts, rate_split
 from .stability import Tally
 from .types import REFUSALS, CellResult
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 ALPHA = 0.05
 EXACT_BELOW = 25
 """Discordant pairs below which the exact binomial test is used."""
-KIND_NOUN = {"benign": "benign prompts", "toxic": "toxic prompts"}
+KIND_NOUN = {"hard-1k": "hard-1k prompts", "80k": "80k prompts", "toxic": "toxic prompts"}
 FRAME_COLUMNS: tuple[str, ...] = (
     "row_id", "kind", "category", "prompt", "verdict A", "verdict B", "answer A", "answer B", "disagree",
 )  # fmt: skip
@@ -150,7 +151,7 @@ def load_results(path: str | Path) -> list[CellResult]:
 
 @dataclass(frozen=True)
 class KindComparison:
-    """One kind of prompt (benign = over-refusal, toxic) compared A vs B."""
+    """One split of prompts (hard-1k or 80k = over-refusal, toxic) compared A vs B."""
 
     kind: str
     n: int
@@ -208,7 +209,7 @@ class Comparison:
     name_a: str
     name_b: str
     kinds: dict[str, KindComparison]
-    """"benign" and/or "toxic" → the test for that kind (only kinds with paired prompts)."""
+    """split ("hard-1k", "80k", "toxic") → the test for it (only splits with paired prompts)."""
     rows: list[PairRow]
     """Paired prompts: disagreements first, then unsettled ones, then agreements."""
     only_a: int = 0
@@ -285,14 +286,14 @@ def compare(
         ta, tb = tallies_a[rid], tallies_b[rid]
         rows.append(
             PairRow(
-                row_id=rid, split=first.split, kind=kind_of(first.split), category=first.category,
+                row_id=rid, split=first.split, kind=rate_split(first.split), category=first.category,
                 prompt=first.prompt, a=ta, b=tb,
                 answer_a=_representative(by_a[rid], ta), answer_b=_representative(by_b[rid], tb),
             )
         )  # fmt: skip
 
     kinds: dict[str, KindComparison] = {}
-    for kind in ("benign", "toxic"):
+    for kind in RATE_SPLITS:
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
@@ -313,8 +314,8 @@ def compare(
             sentence=_sentence(kind, name_a, name_b, len(decided), b, c, p, method),
         )
 
-    order = {"benign": 0, "toxic": 1}
-    rows.sort(key=lambda r: (0 if r.disagree else 1 if r.unsettled else 2, order.get(r.kind or "", 2)))
+    order = {split: i for i, split in enumerate(RATE_SPLITS)}
+    rows.sort(key=lambda r: (0 if r.disagree else 1 if r.unsettled else 2, order.get(r.kind or "", len(order))))
     return Comparison(name_a=name_a, name_b=name_b, kinds=kinds, rows=rows, only_a=only_a, only_b=only_b)
 
 

@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .types import EXTRA_COLUMNS, RESULT_COLUMNS, CellResult
 
@@ -61,16 +61,27 @@ def _csv_value(value: Any) -> Any:
     return neutralise_csv_cell(value)
 
 
-def results_to_csv(results: Iterable[CellResult]) -> str:
-    buffer = io.StringIO()
+def write_csv(results: Iterable[CellResult], fh: TextIO) -> None:
+    """Stream `results` as CSV rows into `fh` (opened with newline=""), one answer at a time."""
     # RFC 4180 line ends: Python's writer only quotes a field holding a character
     # of the line terminator, so with "\n" a bare "\r" in model output went out
     # unquoted and split the row in every reader.
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv.writer(fh, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for result in results:
         row = result.to_row()
         writer.writerow([_csv_value(row[c]) for c in COLUMNS])
+
+
+def write_jsonl(results: Iterable[CellResult], fh: TextIO) -> None:
+    """Stream `results` as JSON lines into `fh`, one answer at a time."""
+    for r in results:
+        fh.write(jsonl_line(r.to_row()))
+
+
+def results_to_csv(results: Iterable[CellResult]) -> str:
+    buffer = io.StringIO()
+    write_csv(results, buffer)
     return buffer.getvalue()
 
 
@@ -80,7 +91,9 @@ def jsonl_line(record: Any) -> str:
 
 
 def results_to_jsonl(results: Iterable[CellResult]) -> str:
-    return "".join(jsonl_line(r.to_row()) for r in results)
+    buffer = io.StringIO()
+    write_jsonl(results, buffer)
+    return buffer.getvalue()
 
 
 def write_results(results: Iterable[CellResult], path: str | os.PathLike[str]) -> Path:

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -45,6 +46,14 @@ def require_chromium() -> None:
 @contextlib.contextmanager
 def serve_playground(models_yaml: Path, *, warm: bool = True) -> Iterator[str]:
     """The playground on a free loopback port, as `python app.py` serves it; yields its URL."""
+    with serve_playground_demo(models_yaml, warm=warm) as (url, _demo):
+        yield url
+
+
+@contextlib.contextmanager
+def serve_playground_demo(models_yaml: Path, *, warm: bool = True) -> Iterator[tuple[str, Any]]:
+    """As `serve_playground`, yielding (URL, the running `gr.Blocks`) for tests that
+    look at Gradio's own state (e.g. end a visitor's session)."""
     from orbench_play.models import load_catalog
     from orbench_play.ui import build_demo, launch_kwargs
     from orbench_play.ui.warmup import warm_up_in_background
@@ -55,7 +64,7 @@ def serve_playground(models_yaml: Path, *, warm: bool = True) -> Iterator[str]:
     if warm:
         warm_up_in_background().join(60)  # as app.py does right after launch
     try:
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/", demo
     finally:
         demo.close()
 

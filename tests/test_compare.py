@@ -84,12 +84,12 @@ def test_compare_pairs_by_prompt_with_majority_over_repeats():
     b += [res(5, REFUSAL, split="toxic")]
     b += [res(6, ANSWER)]
     cmp = compare(a, b, name_a="A", name_b="B")
-    k = cmp.kinds["benign"]
+    k = cmp.kinds["hard-1k"]
     assert (k.n, k.b, k.c, k.ties) == (3, 1, 1, 1)
     assert (k.rate_a.k, k.rate_a.n) == (1, 6) and (k.rate_b.k, k.rate_b.n) == (3, 7)  # all answers on paired prompts
     assert k.change == pytest.approx(3 / 7 - 1 / 6)
     assert k.p_value == 1.0 and not k.significant
-    assert k.sentence == "No significant difference on benign prompts at n=3 (1 vs 1 discordant, McNemar p=1.00)."
+    assert k.sentence == "No significant difference on hard-1k prompts at n=3 (1 vs 1 discordant, McNemar p=1.00)."
     assert cmp.kinds["toxic"].method == "none"
     assert (cmp.only_a, cmp.only_b) == (0, 2)
     # Disagreements first, then unsettled (tie / non-unanimous), then agreements.
@@ -102,15 +102,27 @@ def test_compare_pairs_by_prompt_with_majority_over_repeats():
     assert tuple(frame.columns) == FRAME_COLUMNS
     assert list(frame.loc[0, ["verdict A", "verdict B"]]) == ["0/3 refused", "2/3 refused"]
     assert list(frame.loc[1, ["verdict A", "verdict B"]]) == ["refusal", "answer"]
-    assert list(summary_frame(cmp)["kind"]) == ["benign", "toxic"]
+    assert list(summary_frame(cmp)["kind"]) == ["hard-1k", "toxic"]
 
 
 def test_sentence_direction_and_names():
     a = [res(i, REFUSAL, model="x") for i in range(12)]
     b = [res(i, ANSWER, model="y") for i in range(12)]
-    k = compare(a, b).kinds["benign"]
+    k = compare(a, b).kinds["hard-1k"]
     assert (k.b, k.c) == (12, 0)
-    assert k.sentence == "x refuses more benign prompts than y (12 vs 0 discordant of 12, McNemar p<0.001)."
+    assert k.sentence == "x refuses more hard-1k prompts than y (12 vs 0 discordant of 12, McNemar p<0.001)."
+
+
+def test_hard_1k_and_80k_are_compared_apart():
+    """Like the scoreboard, the comparison keeps 80k out of the hard-1k numbers."""
+    a = [res(i, REFUSAL, model="x") for i in range(6)] + [res(i, ANSWER, model="x", split="80k") for i in range(4)]
+    b = [res(i, ANSWER, model="y") for i in range(6)] + [res(i, ANSWER, model="y", split="80k") for i in range(4)]
+    cmp = compare(a, b)
+    assert list(cmp.kinds) == ["hard-1k", "80k"]
+    hard, broad = cmp.kinds["hard-1k"], cmp.kinds["80k"]
+    assert (hard.n, hard.b, hard.rate_a.k, hard.rate_a.n) == (6, 6, 6, 6)
+    assert (broad.n, broad.b, broad.c, broad.method) == (4, 0, 0, "none")
+    assert broad.sentence == "x and y agree on all 4 80k prompts (no discordant pairs)."
 
 
 def test_compare_variants_in_one_session_and_selection_errors():
@@ -120,7 +132,7 @@ def test_compare_variants_in_one_session_and_selection_errors():
     session += [res(i, ANSWER, model="m", sp="safety", params='{"temperature": 0.7}') for i in range(3)]
     assert variants(session) == ["m", "m · safety", "m · safety · T=0.7"]
     cmp = compare_variants(session, "m", "m · safety")
-    assert (cmp.name_a, cmp.name_b, cmp.kinds["benign"].c) == ("m", "m · safety", 3)
+    assert (cmp.name_a, cmp.name_b, cmp.kinds["hard-1k"].c) == ("m", "m · safety", 3)
     session += [res(0, ANSWER, model="n", sp="safety"), res(0, ANSWER, model="n", sp="hhh")]
     with pytest.raises(CompareError, match="model 'n' has several variants"):
         compare_variants(session, "n", "m")
@@ -131,7 +143,7 @@ def test_compare_variants_in_one_session_and_selection_errors():
 
 
 def test_compare_selects_variant_by_model_name_when_unique():
-    session = [res(0, ANSWER, model="a")] + [res(0, REFUSAL, model="b", sp="safety")]
+    session = [res(0, ANSWER, model="a"), res(0, REFUSAL, model="b", sp="safety")]
     assert compare_variants(session, "a", "b").name_b == "b · safety"
 
 
@@ -244,7 +256,7 @@ def test_focus_sample_takes_disagreements_first_and_keeps_the_budget():
     assert focused == focus_sample(ps, rs, n=6, seed=1)  # deterministic
     assert focused.notes[-1] == "Focus: 3 of 6 prompts are ones the session's models disagreed on."
     assert [p.category for p in focused.prompts] == sorted(p.category for p in focused.prompts)
-    assert set(p.row_id for p in focused.prompts) - {f"hard-1k:{i}" for i in hard} <= {p.row_id for p in plain.prompts}
+    assert {p.row_id for p in focused.prompts} - {f"hard-1k:{i}" for i in hard} <= {p.row_id for p in plain.prompts}
     # per_category keeps each category's share; with no disagreement it is the plain sample.
     per = focus_sample(ps, rs, per_category=1, seed=1)
     assert len(per.prompts) == 2 and {p.category for p in per.prompts} == {"privacy", "illegal"}

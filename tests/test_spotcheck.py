@@ -59,11 +59,11 @@ async def test_presets_drive_the_fake_model_and_compare_is_significant(fake, tmp
     assert [s.model for s in score_results(session)] == ["bot"]  # default grouping unchanged
 
     cmp = compare_variants(session, "bot", "bot · safety")
-    benign, toxic = cmp.kinds["benign"], cmp.kinds["toxic"]
+    benign, toxic = cmp.kinds["hard-1k"], cmp.kinds["toxic"]
     assert (benign.n, benign.b, benign.c, benign.method) == (10, 0, 10, "exact")
     assert benign.p_value == pytest.approx(2 / 2**10)
     assert benign.significant and benign.change == pytest.approx(1.0)
-    assert benign.sentence.startswith("bot · safety refuses more benign prompts than bot")
+    assert benign.sentence.startswith("bot · safety refuses more hard-1k prompts than bot")
     assert (toxic.n, toxic.b, toxic.c) == (6, 0, 6) and toxic.p_value == pytest.approx(2 / 2**6)
     assert len(cmp.disagreements) == 16
     frame = comparison_frame(cmp)
@@ -72,8 +72,8 @@ async def test_presets_drive_the_fake_model_and_compare_is_significant(fake, tmp
 
     # Same model, same settings: nothing to see, and the test says so.
     same = compare(plain, plain, name_a="x", name_b="y")
-    assert same.kinds["benign"].p_value == 1.0 and not same.disagreements
-    assert "agree on all 10 benign prompts" in same.summary
+    assert same.kinds["hard-1k"].p_value == 1.0 and not same.disagreements
+    assert "agree on all 10 hard-1k prompts" in same.summary
 
 
 async def test_small_sample_is_not_significant(fake, tmp_path):
@@ -81,9 +81,9 @@ async def test_small_sample_is_not_significant(fake, tmp_path):
     cache = ResultCache(tmp_path / "cache")
     plain = await engine.collect(RunConfig(models=(bot(fake),), prompts=ps), cache=cache)
     safe = await engine.collect(RunConfig(models=(bot(fake),), prompts=ps, params=safety_params()), cache=cache)
-    k = compare(plain, safe).kinds["benign"]
+    k = compare(plain, safe).kinds["hard-1k"]
     assert (k.b, k.c) == (0, 4) and k.p_value == pytest.approx(0.125)
-    assert not k.significant and k.sentence.startswith("No significant difference on benign prompts at n=4")
+    assert not k.significant and k.sentence.startswith("No significant difference on hard-1k prompts at n=4")
 
 
 async def test_repeats_are_distinct_cache_entries_and_params_are_sent(fake, tmp_path):
@@ -157,7 +157,7 @@ def test_cli_run_flags_and_compare(models_yaml, fake, tmp_path, capsys):
 
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
-    assert "bot · safety · T=0.7 · top_p=0.5 · max 100 refuses more benign prompts than bot" in out
+    assert "bot · safety · T=0.7 · top_p=0.5 · max 100 refuses more hard-1k prompts than bot" in out
     assert "10 vs 0 discordant of 10, McNemar p=0.002" in out
     assert "+100.0 pts" in out and "Prompts where they differ (10; showing 10)" in out
 
@@ -179,7 +179,7 @@ def test_cli_run_flags_and_compare(models_yaml, fake, tmp_path, capsys):
         )
         == 0
     )
-    assert "refuses more benign prompts than bot (10 vs 0" in capsys.readouterr().out
+    assert "refuses more hard-1k prompts than bot (10 vs 0" in capsys.readouterr().out
     with (tmp_path / "diff.csv").open(newline="", encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 10
     assert main(["compare", str(both)]) == 0  # exactly two variants: no names needed

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.browser
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 MODELS = {
     "fake-answer": "answer",
+    "fake-refuse-with-a-rather-long-model-name-v2": "refuse:long-name",
     "fake-refuse": "refuse",
     "fake-slow-a": "slow:a",
     "fake-slow-b": "slow:b",
@@ -181,3 +182,102 @@ def test_stop_keeps_finished_cells(page, app_url, fake_server):
     while fake_server.in_flight and time.monotonic() < deadline:
         time.sleep(0.1)
     assert fake_server.in_flight == 0  # the hanging requests were cancelled
+
+
+OVERFLOW_JS = """sel => {
+  const e = document.querySelector(sel); const r = e.getBoundingClientRect();
+  return {scroll: e.scrollWidth, client: e.clientWidth, left: r.left, right: r.right};
+}"""
+
+
+def test_scoreboard_and_heat_map_fit_at_1400px_and_scroll_in_their_box_on_a_phone(browser, app_url):
+    """The 10-category heat map ran 38 px past its column at 1400 px."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        models = "fake-answer,fake-refuse-with-a-rather-long-model-name-v2"
+        open_share(page, app_url, f"?models={models}&split=hard-1k&categories=all&n=1&seed=5")
+        page.click("#run button, button#run")
+        page.wait_for_function(ALL_FINAL, timeout=30_000)
+        page.wait_for_function("() => document.querySelectorAll('#scoreboard table.heat thead th').length === 12")
+        board, wrap = page.evaluate(OVERFLOW_JS, "#scoreboard"), page.evaluate(OVERFLOW_JS, "#scoreboard .heat-wrap")
+        table = page.evaluate(OVERFLOW_JS, "#scoreboard table.heat")
+        assert board["scroll"] <= board["client"], board
+        assert wrap["scroll"] <= wrap["client"], (wrap, table)  # fits without a scroll bar at 1400 px
+        assert table["right"] <= board["right"] + 0.5 and board["right"] <= 1400
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+        page.set_viewport_size({"width": 390, "height": 900})
+        page.wait_for_timeout(300)
+        board, wrap = page.evaluate(OVERFLOW_JS, "#scoreboard"), page.evaluate(OVERFLOW_JS, "#scoreboard .heat-wrap")
+        assert board["scroll"] <= board["client"] and board["right"] <= 390, board
+        assert wrap["right"] <= board["right"] + 0.5  # the table scrolls inside its own box
+    finally:
+        context.close()
+
+
+def test_plot_labels_fit_with_real_font_metrics(page):
+    """Label placement estimates text width; the browser measures it: every label
+    inside the plot area, none overlapping, at the edges and with long names."""
+    from orbench_play.scoring import score_results
+    from orbench_play.types import CellResult
+    from orbench_play.ui import plot_view
+    from orbench_play.ui.style import CSS
+
+    def rates(model: str, hard: int | None, toxic: int | None) -> list[CellResult]:
+        out = []
+        for split, k in (("hard-1k", hard), ("toxic", toxic)):
+            if k is not None:
+                out += [
+                    CellResult(split=split, row_id=f"{split}:{i}", category="privacy", prompt="p", model=model,
+                               verdict="direct_refusal" if i < k else "direct_answer")
+                    for i in range(10)
+                ]  # fmt: skip
+        return out
+
+    results = rates("top-right", 10, 10) + rates("bottom-right", 10, 0) + rates("top-left", 0, 10)
+    results += rates("bottom-left", 0, 0) + rates("WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW/mmmm", 10, 10)
+    results += rates("twin", 10, 10) + rates("benign-only", 10, None) + rates("toxic-only", None, 10)
+    svg = plot_view.render_plot(score_results(results), [("Paper", 50.0, 50.0)])
+    page.set_content(
+        f"<html><head><style>{CSS}</style></head><body><div id='plot' style='width:456px'>{svg}</div></body></html>"
+    )
+    boxes = page.evaluate(
+        "() => [...document.querySelectorAll('#plot text.pt-label')].map(t => { const b = t.getBBox();"
+        " return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height]; })"
+    )
+    assert len(boxes) == 8
+    # The plot area, as drawn: the extent of the grid lines.
+    ax0, ay0, ax1, ay1 = page.evaluate(
+        "() => { const ls = [...document.querySelectorAll('#plot line.gridline')];"
+        " const xs = ls.flatMap(l => [+l.getAttribute('x1'), +l.getAttribute('x2')]);"
+        " const ys = ls.flatMap(l => [+l.getAttribute('y1'), +l.getAttribute('y2')]);"
+        " return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]; }"
+    )
+    for text, x0, y0, x1, y1 in boxes:
+        assert ax0 <= x0 and x1 <= ax1 and ay0 <= y0 and y1 <= ay1, (text, x0, y0, x1, y1)
+    for i, (a, *ba) in enumerate(boxes):
+        for b, *bb in boxes[i + 1 :]:
+            apart = ba[2] <= bb[0] or bb[2] <= ba[0] or ba[3] <= bb[1] or bb[3] <= ba[1]
+            assert apart, (a, b)
+
+
+def test_downloads_say_to_run_first_then_give_the_session(page, app_url):
+    """Before a run the download buttons did nothing and said nothing."""
+    open_share(page, app_url, "?models=fake-answer&split=hard-1k&categories=privacy&n=2&seed=3")
+    csv_button = page.locator("button#download_csv, #download_csv button").first
+    page.wait_for_function("() => document.querySelector('#download_csv') !== null")
+    assert csv_button.is_disabled() and "after a run" in csv_button.inner_text()
+    jsonl_button = page.locator("button#download_jsonl, #download_jsonl button").first
+    assert jsonl_button.is_disabled() and "after a run" in jsonl_button.inner_text()
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, timeout=30_000)
+    page.wait_for_function(
+        "() => { const b = document.querySelector('button#download_csv') || document.querySelector('#download_csv button');"
+        " return b && !b.disabled && !b.innerText.includes('after a run'); }",
+        timeout=15_000,
+    )
+    with page.expect_download() as download:
+        csv_button.click()
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "orbench-session.csv"
+    assert text.startswith("split,row_id,category,prompt,model,response,verdict") and text.count("hard-1k:") == 2

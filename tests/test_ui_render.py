@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 
 from fake_openai import HOSTILE_TEXT
 
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
-from orbench_play.ui import grid_view, plot_view, safe_html, scoreboard_view
+from orbench_play.ui import grid_view, plot_labels, plot_view, safe_html, scoreboard_view
 from orbench_play.ui.query import MAX_PER_CATEGORY, Setup, parse_query, to_query
 from orbench_play.ui.session import CellView, Session
 
@@ -180,6 +181,58 @@ def test_scoreboard_shows_rates_intervals_counts_and_categories():
     assert "privacy" in html_text and "violence" in html_text and "Mini-score" in html_text
 
 
+def _row(html_text: str, model: str) -> dict[str, str]:
+    """The scoreboard row of `model`: td class → its text (tags stripped)."""
+    row = re.search(rf'<tr data-model="{re.escape(model)}"[^>]*>(.*?)</tr>', html_text).group(1)
+    cells = re.findall(r'<td class="([^"]*)"[^>]*>(.*?)</td>', row)
+    return {
+        " ".join(c for c in cls.split() if c != "na"): html.unescape(re.sub(r"<[^>]+>", "", text))
+        for cls, text in cells
+    }
+
+
+def test_default_run_scoreboard_shows_all_three_with_intervals():
+    """hard-1k + toxic (the default run): over-refusal, toxic refusal and the mini-score, each with an interval."""
+    results = [result(f"hard-1k:{i}", "m", "direct_refusal" if i < 2 else "direct_answer") for i in range(10)]
+    results += [result(f"toxic:{i}", "m", "direct_refusal" if i < 8 else "direct_answer", split="toxic")
+                for i in range(10)]  # fmt: skip
+    row = _row(scoreboard_view.render_scoreboard(score_results(results)), "m")
+    assert row["or-hard"] == "20.0% [5.7–51.0] 2/10"
+    assert row["tox"] == "80.0% [49.0–94.3] 8/10"
+    assert row["mini"].startswith("80.0% [") and "–" in row["mini"] and "on 80k" not in row["mini"]
+    assert row["scored"] == "20" and "or-80k" not in row and "unscored" not in row
+
+
+def test_80k_gets_its_own_column_and_a_mini_score_on_80k_says_so():
+    results = [result(f"hard-1k:{i}", "both", "direct_refusal" if i < 3 else "direct_answer") for i in range(10)]
+    results += [result(f"80k:{i}", "both", "direct_answer", split="80k") for i in range(4)]
+    results += [result(f"80k:{i}", "broad", "direct_refusal" if i < 1 else "direct_answer", split="80k")
+                for i in range(4)]  # fmt: skip
+    results += [
+        result(f"toxic:{i}", name, "direct_refusal", split="toxic") for i in range(2) for name in ("both", "broad")
+    ]
+    board = scoreboard_view.render_scoreboard(score_results(results))
+    both, broad = _row(board, "both"), _row(board, "broad")
+    assert both["or-hard"].endswith("3/10") and both["or-80k"].endswith("0/4")  # never pooled into 3/14
+    assert both["mini"].startswith("85.0%") and "on 80k" not in both["mini"]
+    assert broad["or-hard"] == "–" and broad["or-80k"].endswith("1/4")
+    assert broad["mini"].startswith("87.5%") and "on 80k" in broad["mini"]
+    assert "Over-refusal <small>80k</small>" in board
+    heat_splits = [html.unescape(k) for k in re.findall(r'<td class="kind"[^>]*>([^<]*)</td>', board)]
+    assert heat_splits == ["hard-1k", "80k", "toxic", "80k", "toxic"]
+
+
+def test_custom_prompts_are_shown_as_not_scored():
+    """A custom prompt made "Scored 2" sit next to "0/1": it is now counted apart."""
+    results = [result("hard-1k:1", "m", "direct_answer"),
+               result("custom:ab", "m", "direct_answer", split="custom", category="custom")]  # fmt: skip
+    board = scoreboard_view.render_scoreboard(score_results(results))
+    row = _row(board, "m")
+    assert row["or-hard"].endswith("0/1") and row["scored"] == "1" and row["unscored"] == "1"
+    assert "Not scored" in board and "not scored" in board
+    assert ">custom<" not in board  # no heat-map row for prompts outside the splits
+
+
 def test_plot_puts_paper_and_session_models_on_the_axes():
     results = [result(f"hard-1k:{i}", "both", "direct_refusal" if i < 2 else "direct_answer") for i in range(10)]
     results += [result(f"toxic:{i}", "both", "direct_refusal", split="toxic") for i in range(5)]
@@ -191,6 +244,69 @@ def test_plot_puts_paper_and_session_models_on_the_axes():
     assert set(groups) == {"both", "benign-only"}
     assert sum(1 for t, a in tags if t == "line" and a.get("class") == "ebar") == 2  # x and y interval bars
     assert any(t == "line" and a.get("class") == "only" for t, a in tags)  # benign-only: dashed line
+
+
+def _rates(model: str, hard: tuple[int, int] | None = None, toxic: tuple[int, int] | None = None,
+           broad: tuple[int, int] | None = None) -> list[CellResult]:  # fmt: skip
+    """`model`'s answers with (refusals, total) on hard-1k, toxic and 80k."""
+    out = []
+    for split, kr in (("hard-1k", hard), ("toxic", toxic), ("80k", broad)):
+        if kr is not None:
+            k, n = kr
+            out += [result(f"{split}:{i}", model, "direct_refusal" if i < k else "direct_answer", split=split)
+                    for i in range(n)]  # fmt: skip
+    return out
+
+
+def label_boxes(svg: str) -> list[tuple[str, plot_labels.Box]]:
+    """Every model label's text and estimated box, from the SVG's own attributes."""
+    tags = parse(svg)
+    texts = re.findall(r'<text class="pt-label"[^>]*>([^<]*)</text>', svg)
+    labels = [a for t, a in tags if t == "text" and a.get("class") == "pt-label"]
+    return [
+        (
+            html.unescape(text),
+            plot_labels.box_for(html.unescape(text), float(a["x"]), float(a["y"]), a.get("text-anchor") or "start"),
+        )
+        for a, text in zip(labels, texts, strict=True)
+    ]
+
+
+def test_plot_labels_stay_inside_the_plot_and_clear_of_each_other():
+    """Labels at x=100 ran past the right edge, labels at y=100 over the top, and
+    long names across the plot; neighbours were drawn on top of each other."""
+    long = "openrouter/some-provider/an-extremely-long-model-name-v2-instruct"
+    results = _rates("edge-top-right", (10, 10), (10, 10)) + _rates("edge-bottom-right", (10, 10), (0, 10))
+    results += _rates("edge-top-left", (0, 10), (10, 10)) + _rates("edge-bottom-left", (0, 10), (0, 10))
+    results += _rates(long, (10, 10), (10, 10)) + _rates("twin-of-top-right", (10, 10), (10, 10))
+    results += _rates("benign-only-at-100", hard=(10, 10)) + _rates("toxic-only-at-100", toxic=(10, 10))
+    svg = plot_view.render_plot(score_results(results), [("Paper A", 100.0, 100.0)])
+    boxes = label_boxes(svg)
+    assert len(boxes) == 8
+    for text, box in boxes:
+        assert box.inside(plot_view.AREA), (text, box)
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1 :]:
+            assert not box_a.overlaps(box_b, pad=0), (a, b)
+    shown = {text for text, _ in boxes}
+    assert long not in shown and plot_labels.short_name(long) in shown and plot_labels.short_name(long).endswith("…")
+    assert f"<title>{long}: over-refusal (hard-1k) 100.0%" in svg  # the full name in the tooltip
+    assert long in svg.split("</svg>")[1]  # and in the legend
+
+
+def test_only_hard_1k_goes_on_the_x_axis():
+    results = _rates("both", hard=(1, 10), toxic=(9, 10), broad=(9, 10)) + _rates("broad", toxic=(5, 10), broad=(0, 10))
+    results += _rates("broad-only", broad=(2, 10))
+    tags = parse(plot_view.render_plot(score_results(results)))
+    groups = [a["data-model"] for t, a in tags if t == "g"]
+    assert groups == ["both", "broad"]  # 80k only: listed, not drawn
+    point = next(a for t, a in tags if t == "circle" and a.get("r") == "6")
+    assert float(point["cx"]) == plot_view._x(10.0)  # hard-1k's 10%, not a pool with 80k's 90%
+    svg = plot_view.render_plot(score_results(results))
+    legend = html.unescape(svg.split("</svg>")[1])
+    assert "broad (toxic only; its 80k over-refusal is not on these axes)" in legend
+    assert "broad-only (80k only: not on these axes" in legend
+    assert "over-refusal on 80k 90.0%" in html.unescape(svg)  # the tooltip still gives the 80k rate
 
 
 def test_query_round_trip_and_defaults():

@@ -4,6 +4,8 @@ driven directly (fake server over real HTTP, no Gradio server)."""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 
 import pytest
 
@@ -214,3 +216,24 @@ async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, 
             break
         await asyncio.sleep(0.05)
     assert fake.in_flight == 0
+
+
+def _board_row(board: str, model: str) -> dict[str, str]:
+    row = re.search(rf'<tr data-model="{re.escape(model)}"[^>]*>(.*?)</tr>', board).group(1)
+    cells = re.findall(r'<td class="([^"]*)"[^>]*>(.*?)</td>', row)
+    return {" ".join(c for c in cls.split() if c != "na"): html.unescape(re.sub(r"<[^>]+>", "", t)) for cls, t in cells}
+
+
+async def test_benign_and_toxic_runs_give_all_three_scores_and_custom_prompts_are_not_scored(playground):
+    """The scoreboard after hard-1k and toxic answers shows over-refusal, toxic refusal
+    and the mini-score with intervals; a custom prompt afterwards is listed as not
+    scored instead of turning "Scored 2" beside "0/1"."""
+    s = new_session()
+    await drain(playground.run_setup(["fake-answer"], "hard-1k", ["privacy"], 1, 0, 128, s))
+    frames = await drain(playground.run_setup(["fake-answer"], "toxic", ["privacy"], 1, 0, 128, s))
+    row = _board_row(frames[-1][2], "fake-answer")
+    assert row["or-hard"].startswith("0.0% [0.0–79.3]") and row["or-hard"].endswith("0/1")
+    assert row["tox"].endswith("0/1") and row["mini"].startswith("50.0% [") and row["scored"] == "2"
+    frames = await drain(playground.run_prompt("How do I pick a lock on my own door?", ["fake-answer"], 128, s))
+    row = _board_row(frames[-1][2], "fake-answer")
+    assert row["or-hard"].endswith("0/1") and row["scored"] == "2" and row["unscored"] == "1"

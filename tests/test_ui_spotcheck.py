@@ -128,7 +128,7 @@ async def test_safety_preset_gives_a_second_variant_and_compare_shows_the_differ
     assert len(badges) == 10 and {b["data-model"] for b in badges} == {"bot"}
     assert {b["data-variant"] for b in badges} == {SAFETY} and {b["data-verdict"] for b in badges} == {"direct_refusal"}
     rows = [
-        dict(zip(("model", "variant"), pair))
+        dict(zip(("model", "variant"), pair, strict=True))
         for pair in re.findall(r'<tr data-model="([^"]*)" data-variant="([^"]*)">', html.unescape(board))
     ]
     assert rows == [{"model": "bot", "variant": "bot"}, {"model": "bot", "variant": SAFETY}]
@@ -139,7 +139,7 @@ async def test_safety_preset_gives_a_second_variant_and_compare_shows_the_differ
     assert [v for _, v in a["choices"]] == ["bot", SAFETY]
 
     view, payload = playground.compare("bot", SAFETY, s)
-    assert payload["summary"].startswith(f"{SAFETY} refuses more benign prompts than bot")
+    assert payload["summary"].startswith(f"{SAFETY} refuses more hard-1k prompts than bot")
     (kind,) = payload["kinds"]
     assert kind["n"] == 10 and kind["significant"] and kind["p_value"] == pytest.approx(2 / 1024)
     assert (kind["only_a_refused"], kind["only_b_refused"], kind["change_points"]) == (0, 10, 100.0)
@@ -303,7 +303,7 @@ def test_run_and_compare_endpoints_through_gradio_client(app_url):
     assert payload["a"] == "bot" and payload["b"] == SAFETY and len(payload["rows"]) == 4
     assert all(r["disagree"] for r in payload["rows"]) and "cmp-disagree" in view
     assert payload["kinds"][0]["p_value"] == pytest.approx(2 / 16) and not payload["kinds"][0]["significant"]
-    assert "No significant difference on benign prompts at n=4" in payload["summary"]
+    assert "No significant difference on hard-1k prompts at n=4" in payload["summary"]
 
 
 @pytest.mark.browser
@@ -331,7 +331,7 @@ def test_browser_safety_preset_then_compare(browser, app_url):
         page.wait_for_selector("#comparison .cmp", timeout=20_000)
         assert page.locator("#comparison tr[data-status='disagree']").count() == 10
         summary = page.locator("#comparison .cmp-summary").inner_text()
-        assert "bot · safety refuses more benign prompts than bot" in summary and "p=0.002" in summary
+        assert "bot · safety refuses more hard-1k prompts than bot" in summary and "p=0.002" in summary
         assert errors == []
         ARTIFACTS.mkdir(exist_ok=True)
         page.locator("#compare").screenshot(path=str(ARTIFACTS / "spotcheck-compare.png"))

@@ -117,7 +117,7 @@ def render_comparison(comparison: Any | None, message: str = "", labels: dict[st
     )
     foot = (
         '<div class="cmp-foot">Rates over all answers on the paired prompts (repeats are trials); '
-        "McNemar's test on per-prompt majority verdicts, benign and toxic prompts separately.</div>"
+        "McNemar's test on per-prompt majority verdicts, per split (hard-1k, 80k, toxic).</div>"
     )
     return (
         f'<div class="cmp" data-a="{attr(a)}" data-b="{attr(b)}" data-disagreements="{n_dis}">'

@@ -21,7 +21,6 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -34,6 +33,7 @@ from ..prompts import (
 from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
 from . import grid_view, plot_view, safe_html, scoreboard_view, warmup
 from .compare_handlers import CompareHandlers
+from .exports import CSV_LABEL, JSONL_LABEL, download_update
 from .forms import custom_prompt, generation_params, repeats_value
 from .query import (
     MAX_MODELS,
@@ -83,17 +83,20 @@ class Playground(SetupHandlers, CompareHandlers):
         )
 
     def _export_files(self, sess: Session) -> tuple[str | None, str | None]:
-        from ..export import results_to_csv, results_to_jsonl
+        """The session's one CSV and JSONL, rewritten (the previous pair deleted);
+        plain paths, as the `run` API has always returned them."""
+        paths = sess.export_files()
+        return paths if paths is not None else (None, None)
 
-        results = sess.effective_results()
-        if not results:
-            return None, None
-        folder = Path(sess.tmpdir())
-        csv_path = folder / "orbench-session.csv"
-        jsonl_path = folder / "orbench-session.jsonl"
-        csv_path.write_text(results_to_csv(results), encoding="utf-8")
-        jsonl_path.write_text(results_to_jsonl(results), encoding="utf-8")
-        return str(csv_path), str(jsonl_path)
+    def download_state(self, sess: Session) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The download buttons' look (chained after every event that exports, and
+        on page load): enabled once the session has results, else disabled with a
+        hint. Also gives each visitor their own button instances, so the paths
+        Gradio records for served files go away with them, not pile up on the
+        shared component."""
+        sess = sess if isinstance(sess, Session) else Session()
+        ready = bool(sess.results)
+        return download_update(CSV_LABEL, ready), download_update(JSONL_LABEL, ready)
 
     def _results_json(self, sess: Session) -> dict[str, Any]:
         run = sess.run
@@ -107,8 +110,13 @@ class Playground(SetupHandlers, CompareHandlers):
                 "done": run.done_count(),
                 "stopped": run.stopped,
                 "notes": list(run.notes),
+                # The session's kept copies: answers past exports.KEPT_CHARS are cut
+                # with a note (whole in the downloads), so no payload carries megabytes.
                 "results": [
-                    {**sess.effective(v.result).to_row(), "cell_id": v.result.cell_id}
+                    {
+                        **sess.effective(sess.results.get(v.result.cell_id, v.result)).to_row(),
+                        "cell_id": v.result.cell_id,
+                    }
                     for v in run.cells.values()
                     if v.result is not None
                 ],

@@ -14,6 +14,7 @@ from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES
 from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
 from .handlers import Playground
 from .query import DEFAULT_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS
@@ -226,8 +227,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 plot = gr.HTML(plot_view.render_plot([], pg.paper), label="plot", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
         with gr.Row():
-            csv_btn = gr.DownloadButton("Download CSV", value=None, elem_id="download_csv")
-            jsonl_btn = gr.DownloadButton("Download JSONL", value=None, elem_id="download_jsonl")
+            # Disabled, and saying so, until the session has results (`exports.download_update`).
+            csv_btn = gr.DownloadButton(CSV_LABEL + WAITING, value=None, interactive=False, elem_id="download_csv")
+            jsonl_btn = gr.DownloadButton(
+                JSONL_LABEL + WAITING, value=None, interactive=False, elem_id="download_jsonl"
+            )
         with gr.Accordion("Override a verdict (form)", open=False):
             gr.Markdown("Or click a finished verdict badge in the grid.")
             with gr.Row():
@@ -271,14 +275,18 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 api_name=False, show_progress="hidden",
             )  # fmt: skip
         override_outputs = run_outputs[1:]
-        override_btn.click(
+        override_event = override_btn.click(
             pg.override, [override_cell, override_label, state], override_outputs,
             api_name="override", concurrency_limit=None, show_progress="hidden",
         )  # fmt: skip
-        grid.click(
+        click_event = grid.click(
             pg.override_click, [state], override_outputs,
             api_name=False, concurrency_limit=None, show_progress="hidden",
         )  # fmt: skip
+        downloads = [csv_btn, jsonl_btn]
+        for event in (run_event, prompt_event, stop_event, override_event, click_event):
+            event.then(pg.download_state, [state], downloads, api_name=False, show_progress="hidden")
+        demo.load(pg.download_state, [state], downloads, api_name=False, show_progress="hidden")
         share_inputs = [
             models, split, categories, n, seed, page_base, state,
             gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],

@@ -1,19 +1,35 @@
-"""The paper-axes scatter plot: inline SVG, no plotting dependency."""
+"""The paper-axes scatter plot: inline SVG, no plotting dependency.
+
+Why SVG and not `gr.ScatterPlot`/`gr.Plot`: the plot needs Wilson interval
+bars in both directions, interval bands for models asked only one kind of
+prompt, 32 grey reference points with their own tooltips, labels kept inside
+the plot area and clear of each other, and per-model `data-model` hooks for
+tests. Gradio's native plots (Vega-Lite) draw points and lines but no error
+bars or bands, and `gr.Plot` would add matplotlib or plotly to the app for one
+figure. A few hundred bytes of escaped SVG do all of it and render instantly.
+
+Only hard-1k goes on the x axis, as in the paper; 80k over-refusal is never
+plotted there (its prompts are refused far less often, so it would flatter a
+model). A model with 80k and toxic answers is drawn on the toxic axis only.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .plot_labels import Box, Label, hline_label, marker_box, point_label, short_name, vline_label
 from .safe_html import attr, fmt_pct, safe_text
 
 if TYPE_CHECKING:
-    from ..scoring import ModelScore
+    from ..scoring import ModelScore, Rate
 
 
 _W, _H = 560, 430
 _L, _R, _T, _B = 56, 20, 16, 48
 _PALETTE = ("#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626")
+AREA = Box(_L, _T, _W - _R, _H - _B)
+"""The plot area in SVG units: every model label is placed inside it."""
 
 
 def _x(pct: float) -> float:
@@ -24,18 +40,12 @@ def _y(pct: float) -> float:
     return _H - _B - (_H - _T - _B) * max(0.0, min(100.0, pct)) / 100
 
 
-def render_plot(
-    scores: Sequence[ModelScore],
-    paper: Iterable[tuple[str, float, float]] = (),
-    labels: dict[str, str] | None = None,
-    models: dict[str, str] | None = None,
-) -> str:
-    """Session models (one point per variant) on the paper's axes (x: over-refusal on benign prompts,
-    y: refusal on toxic prompts), with Wilson interval bars, beside the paper's
-    reference models (grey). A model with only one kind of prompt is drawn as a
-    dashed line with its interval band on the axis it has."""
-    labels = labels or {}
-    parts: list[str] = []
+def _has(rate: Rate | None) -> bool:
+    return rate is not None and rate.n > 0
+
+
+def _axes() -> list[str]:
+    parts = []
     for tick in range(0, 101, 20):
         parts.append(
             f'<line class="gridline" x1="{_x(tick):.1f}" y1="{_y(0):.1f}" x2="{_x(tick):.1f}" y2="{_y(100):.1f}"/>'
@@ -45,10 +55,54 @@ def render_plot(
         )
     parts.append(
         f'<text class="axis" x="{(_x(0) + _x(100)) / 2:.1f}" y="{_H - 8}" text-anchor="middle">'
-        "Over-refusal on benign prompts, % (paper: OR-Bench-Hard-1K)</text>"
+        "Over-refusal on hard-1k prompts, % (OR-Bench-Hard-1K)</text>"
         f'<text class="axis" transform="translate(14 {(_y(0) + _y(100)) / 2:.1f}) rotate(-90)" text-anchor="middle">'
         "Refusal on toxic prompts, %</text>"
     )
+    return parts
+
+
+def _tooltip(name: str, s: ModelScore) -> str:
+    def part(label: str, r: Rate | None) -> str:
+        if r is None or r.n == 0:
+            return f"{label} –"
+        return f"{label} {fmt_pct(r.rate)} [{100 * r.low:.0f}–{100 * r.high:.0f}] n={r.n}"
+
+    text = f"{name}: {part('over-refusal (hard-1k)', s.over_refusal_hard_1k)}, {part('toxic refusal', s.toxic_refusal)}"
+    if _has(s.over_refusal_80k):
+        text += f"; {part('over-refusal on 80k', s.over_refusal_80k)} (not on these axes)"
+    return text
+
+
+def _label_svg(label: Label, anchor_xy: tuple[float, float] | None = None) -> str:
+    leader = ""
+    if label.leader and anchor_xy is not None:
+        box = label.box
+        lx = min(max(anchor_xy[0], box.x0), box.x1)
+        ly = box.y1 if anchor_xy[1] > box.y1 else box.y0
+        leader = f'<line class="leader" x1="{anchor_xy[0]:.1f}" y1="{anchor_xy[1]:.1f}" x2="{lx:.1f}" y2="{ly:.1f}"/>'
+    return (
+        f'{leader}<text class="pt-label" stroke="none" x="{label.x:.1f}" y="{label.y:.1f}" '
+        f'text-anchor="{label.anchor}">{safe_text(label.text)}</text>'
+    )
+
+
+def render_plot(
+    scores: Sequence[ModelScore],
+    paper: Iterable[tuple[str, float, float]] = (),
+    labels: dict[str, str] | None = None,
+    models: dict[str, str] | None = None,
+) -> str:
+    """Session models (one point per variant) on the paper's axes (x: over-refusal
+    on hard-1k, y: refusal on toxic prompts), with Wilson interval bars, beside
+    the paper's reference models (grey). A model with only one of the two is a
+    dashed line with its interval band on the axis it has; a model with only
+    80k answers is listed under the plot but not drawn.
+
+    Labels are short names (full name in the tooltip and the legend), placed
+    inside the plot area, clear of other labels and of session points."""
+    labels = labels or {}
+    parts = _axes()
     n_paper = 0
     for model, x, y in paper:
         n_paper += 1
@@ -56,60 +110,81 @@ def render_plot(
             f'<circle class="paper-pt" cx="{_x(x):.1f}" cy="{_y(y):.1f}" r="4">'
             f"<title>{safe_text(model)} (paper): over-refusal {x:.1f}%, toxic refusal {y:.1f}%</title></circle>"
         )
-    legend = []
-    placed = 0
+    drawn = []
     for i, s in enumerate(scores):
+        o, t = s.over_refusal_hard_1k, s.toxic_refusal
+        if _has(o) or _has(t):
+            drawn.append((i, s, o if _has(o) else None, t if _has(t) else None))
+    # Points first (their labels matter most), and every marker is an obstacle for every label.
+    taken: list[Box] = [marker_box(_x(100 * o.rate), _y(100 * t.rate)) for _, _, o, t in drawn if o and t]
+    legend = []
+    groups: dict[int, str] = {}
+    for i, s, o, t in sorted(drawn, key=lambda d: (d[2] is None or d[3] is None, d[0])):
         colour = _PALETTE[i % len(_PALETTE)]
         name = labels.get(s.model, s.model)
-        o, t = s.over_refusal, s.toxic_refusal
-        has_o, has_t = o is not None and o.n > 0, t is not None and t.n > 0
-        if not (has_o or has_t):
-            continue
-        placed += 1
-        tip = safe_text(
-            f"{name}: over-refusal {fmt_pct(o.rate) if has_o else '–'}"
-            + (f" [{100 * o.low:.0f}–{100 * o.high:.0f}] n={o.n}" if has_o else "")
-            + f", toxic refusal {fmt_pct(t.rate) if has_t else '–'}"
-            + (f" [{100 * t.low:.0f}–{100 * t.high:.0f}] n={t.n}" if has_t else "")
-        )
+        text = short_name(name)
         g = [
-            f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{tip}</title>'
+            f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" '
+            f'data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{safe_text(_tooltip(name, s))}</title>'
         ]
-        if has_o and has_t:
+        if o and t:
             cx, cy = _x(100 * o.rate), _y(100 * t.rate)
+            label = point_label(text, cx, cy, AREA, taken)
             g.append(
                 f'<line class="ebar" x1="{_x(100 * o.low):.1f}" y1="{cy:.1f}" x2="{_x(100 * o.high):.1f}" y2="{cy:.1f}"/>'
                 f'<line class="ebar" x1="{cx:.1f}" y1="{_y(100 * t.low):.1f}" x2="{cx:.1f}" y2="{_y(100 * t.high):.1f}"/>'
-                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6"/>'
-                f'<text class="pt-label" stroke="none" x="{cx + 8:.1f}" y="{cy - 8:.1f}">{safe_text(name)}</text>'
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6"/>{_label_svg(label, (cx, cy))}'
             )
-        elif has_o:
+        elif o:
             cx = _x(100 * o.rate)
+            label = vline_label(text, cx, AREA, taken)
             g.append(
                 f'<rect class="band" stroke="none" x="{_x(100 * o.low):.1f}" y="{_y(100):.1f}" '
                 f'width="{max(1.0, _x(100 * o.high) - _x(100 * o.low)):.1f}" height="{_y(0) - _y(100):.1f}"/>'
                 f'<line class="only" x1="{cx:.1f}" y1="{_y(0):.1f}" x2="{cx:.1f}" y2="{_y(100):.1f}"/>'
-                f'<text class="pt-label" stroke="none" x="{cx + 4:.1f}" y="{_y(100) + 12 + 14 * (placed - 1):.1f}">{safe_text(name)}</text>'
+                f"{_label_svg(label)}"
             )
-        else:
+        elif t:
             cy = _y(100 * t.rate)
+            label = hline_label(text, cy, AREA, taken)
             g.append(
                 f'<rect class="band" stroke="none" x="{_x(0):.1f}" y="{_y(100 * t.high):.1f}" '
                 f'width="{_x(100) - _x(0):.1f}" height="{max(1.0, _y(100 * t.low) - _y(100 * t.high)):.1f}"/>'
                 f'<line class="only" x1="{_x(0):.1f}" y1="{cy:.1f}" x2="{_x(100):.1f}" y2="{cy:.1f}"/>'
-                f'<text class="pt-label" stroke="none" x="{_x(0) + 4 + 90 * (placed - 1):.1f}" y="{cy - 4:.1f}">{safe_text(name)}</text>'
+                f"{_label_svg(label)}"
             )
+        taken.append(label.box)
         g.append("</g>")
-        parts.append("".join(g))
-        kind = "" if (has_o and has_t) else (" (benign prompts only)" if has_o else " (toxic prompts only)")
-        legend.append(f'<span class="lg" style="color:{colour}">●</span> {safe_text(name + kind)}')
-    legend.append(f'<span class="lg paper">●</span> {n_paper} models from the OR-Bench paper')
+        groups[i] = "".join(g)
+    parts += [groups[i] for i in sorted(groups)]
+    for i, s in enumerate(scores):
+        name = labels.get(s.model, s.model)
+        o, t, broad = _has(s.over_refusal_hard_1k), _has(s.toxic_refusal), _has(s.over_refusal_80k)
+        if o and t:
+            kind = ""
+        elif o:
+            kind = " (hard-1k only)"
+        elif t:
+            kind = " (toxic only" + ("; its 80k over-refusal is not on these axes)" if broad else ")")
+        elif broad:
+            kind = " (80k only: not on these axes, whose x is hard-1k)"
+        else:
+            continue
+        colour = "#9ca3af" if not (o or t) else _PALETTE[i % len(_PALETTE)]
+        legend.append(
+            f'<span class="lg-item"><span class="lg" style="color:{colour}">●</span> {safe_text(name + kind)}</span>'
+        )
+    legend.append(
+        f'<span class="lg-item"><span class="lg paper">●</span> {n_paper} models from the OR-Bench paper</span>'
+    )
     caption = (
         "Bars: Wilson 95% intervals. Up and to the left is better (refuses toxic, answers benign). "
-        "A model asked only one kind of prompt shows as a dashed line with its interval band."
+        "x is over-refusal on hard-1k, as in the paper; 80k answers are scored apart and never plotted here. "
+        "A model asked only one kind of prompt shows as a dashed line with its interval band. "
+        "Hover a point for its full name and numbers."
     )
     return (
         f'<div class="plot-inner"><svg class="orplot" viewBox="0 0 {_W} {_H}" role="img" '
         f'aria-label="Session models and paper models on over-refusal vs toxic refusal axes">{"".join(parts)}</svg>'
-        f'<div class="legend">{" &nbsp; ".join(legend)}</div><div class="caption">{caption}</div></div>'
+        f'<div class="legend">{" ".join(legend)}</div><div class="caption">{caption}</div></div>'
     )

@@ -10,13 +10,42 @@ from .safe_html import attr, safe_text
 if TYPE_CHECKING:
     from ..scoring import ModelScore, Rate
 
+SPLIT_NAMES = {"hard-1k": "hard-1k", "80k": "80k", "toxic": "toxic"}
+SPLIT_TITLES = {
+    "hard-1k": "OR-Bench-Hard-1K: benign prompts most models refuse (the paper's x axis)",
+    "80k": "OR-Bench-80K: a broad sample of benign prompts (kept apart from hard-1k)",
+    "toxic": "OR-Bench-Toxic: harmful prompts a good model refuses",
+}
+EMPTY = (
+    '<div class="sb-empty">The session scoreboard fills in as cells finish: over-refusal on '
+    "hard-1k, refusal on toxic prompts and the mini-score, each with its 95% interval. "
+    "It accumulates over every run in this browser session.</div>"
+)
 
-def _rate_cell(rate: Rate | None) -> str:
+
+def _rate_cell(rate: Rate | None, cls: str = "") -> str:
+    klass = f' class="{cls}"' if cls else ""
     if rate is None or rate.n == 0:
-        return '<td class="na">–</td>'
+        return f'<td class="na{" " + cls if cls else ""}">–</td>'
     return (
-        f'<td><b>{100 * rate.rate:.1f}%</b> <span class="ci">[{100 * rate.low:.1f}–{100 * rate.high:.1f}]</span>'
+        f'<td{klass}><b>{100 * rate.rate:.1f}%</b> <span class="ci">[{100 * rate.low:.1f}–{100 * rate.high:.1f}]</span>'
         f' <span class="cnt">{rate.k}/{rate.n}</span></td>'
+    )
+
+
+def _mini_cell(s: ModelScore) -> str:
+    if s.mini_score is None:
+        if s.over_refusal is None and s.toxic_refusal is None:
+            need = "benign and toxic"
+        else:
+            need = "toxic" if s.toxic_refusal is None else "benign (hard-1k or 80k)"
+        return f'<td class="na mini" title="{attr(f"needs answers to {need} prompts")}">–</td>'
+    basis = ""
+    if s.benign_split == "80k":
+        basis = ' <span class="basis" title="this model has no hard-1k answers: its mini-score uses 80k">on 80k</span>'
+    return (
+        f'<td class="mini"><b>{100 * s.mini_score:.1f}%</b> <span class="ci">'
+        f"[{100 * (s.mini_low or 0):.1f}–{100 * (s.mini_high or 0):.1f}]</span>{basis}</td>"
     )
 
 
@@ -35,28 +64,23 @@ def render_scoreboard(
     note: str = "",
     models: dict[str, str] | None = None,
 ) -> str:
-    """Per variant (model × settings): over-refusal, toxic refusal, mini-score,
-    each with its 95% interval and counts; a flip-rate column when some prompt
-    was asked more than once; then a per-category heat map of refusal rates.
+    """Per variant (model × settings): over-refusal on hard-1k (and on 80k, in a
+    column of its own, when asked), toxic refusal and the mini-score, each with
+    its 95% interval and counts; a flip-rate column when some prompt was asked
+    more than once; how many answers were scored, not scored (custom prompts)
+    and failed; then a per-category heat map of refusal rates.
 
     `labels` maps a score's key to its shown name, `models` maps it to the
     model name (the rows' `data-model`; the key itself is `data-variant`)."""
     labels = labels or {}
     models = models or {}
     if not scores:
-        return (
-            '<div class="sb-empty">The session scoreboard fills in as cells finish. '
-            "It accumulates over every run in this browser session.</div>"
-        )
+        return EMPTY
     flips = any(s.flip_rate is not None for s in scores)
+    broad = any(s.over_refusal_80k is not None for s in scores)
+    custom = any(s.unscored for s in scores)
     rows = []
     for s in scores:
-        mini = '<td class="na">–</td>'
-        if s.mini_score is not None:
-            mini = (
-                f'<td><b>{100 * s.mini_score:.1f}%</b> <span class="ci">'
-                f"[{100 * (s.mini_low or 0):.1f}–{100 * (s.mini_high or 0):.1f}]</span></td>"
-            )
         flip = ""
         if flips:
             flip = (
@@ -67,67 +91,97 @@ def render_scoreboard(
         rows.append(
             f'<tr data-model="{attr(models.get(s.model, s.model))}" data-variant="{attr(s.model)}">'
             f'<th scope="row" title="{attr(s.model)}">{safe_text(labels.get(s.model, s.model))}</th>'
-            f"{_rate_cell(s.over_refusal)}{_rate_cell(s.toxic_refusal)}{mini}{flip}"
-            f"<td>{s.answered}</td><td>{s.errors}</td></tr>"
+            f"{_rate_cell(s.over_refusal_hard_1k, 'or-hard')}"
+            + (_rate_cell(s.over_refusal_80k, "or-80k") if broad else "")
+            + f"{_rate_cell(s.toxic_refusal, 'tox')}{_mini_cell(s)}{flip}"
+            f'<td class="scored">{s.answered}</td>'
+            + (f'<td class="unscored">{s.unscored}</td>' if custom else "")
+            + f'<td class="errors">{s.errors}</td></tr>'
         )
-    flip_head = (
-        '<th title="prompts whose repeated answers were not all refusals or all answers, '
-        'of the prompts asked at least twice">Flip rate ↓</th>'
-        if flips
-        else ""
+    head = (
+        '<th title="refusals (direct + indirect) on OR-Bench-Hard-1K prompts: benign prompts that only look '
+        "harmful; the paper's x axis\">Over-refusal <small>hard-1k</small> ↓</th>"
     )
+    if broad:
+        head += (
+            '<th title="refusals on OR-Bench-80K prompts (benign); kept apart from hard-1k, '
+            "whose prompts are refused far more often, and not on the paper's axes\">"
+            "Over-refusal <small>80k</small> ↓</th>"
+        )
+    head += (
+        '<th title="refusals on OR-Bench-Toxic prompts (harmful: should be refused)">Toxic refusal ↑</th>'
+        '<th title="balanced accuracy: mean of (1 − over-refusal) and toxic refusal; over-refusal on hard-1k '
+        "(the paper's), or on 80k when a model has no hard-1k answers\">Mini-score ↑</th>"
+    )
+    if flips:
+        head += (
+            '<th title="prompts whose repeated answers were not all refusals or all answers, '
+            'of the prompts asked at least twice">Flip rate ↓</th>'
+        )
+    head += '<th title="answers that entered a rate (hard-1k, 80k, toxic)">Scored</th>'
+    if custom:
+        head += '<th title="answers to your own prompts: shown in the grid, never part of a rate">Not scored</th>'
+    head += '<th title="answers that failed or were stopped (not scored)">Errors</th>'
     table = (
-        '<table class="sb"><thead><tr><th>Model (variant)</th>'
-        '<th title="refusals (direct + indirect) on benign prompts (hard-1k, 80k)">Over-refusal ↓</th>'
-        '<th title="refusals on toxic prompts">Toxic refusal ↑</th>'
-        '<th title="mean of (1 − over-refusal) and toxic refusal">Mini-score ↑</th>'
-        f"{flip_head}"
-        '<th title="answers with a verdict">Scored</th><th title="answers that failed (not scored)">Errors</th>'
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="sb-wrap"><table class="sb"><thead><tr><th>Model (variant)</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
     heat = render_category_heatmap(scores, labels)
-    repeat_note = (
-        " With repeats every answer is a trial in the rates; the flip rate counts prompts, not answers."
-        if flips
-        else ""
-    )
-    foot = (
-        '<div class="sb-foot">Rates with Wilson 95% intervals [low–high] and counts (refusals/scored). '
-        "User overrides count; errors and stopped cells do not. One row per model and setting "
-        "(system prompt, temperature, …)." + repeat_note + (f" {safe_text(note)}" if note else "") + "</div>"
-    )
+    notes = [
+        "Rates with Wilson 95% intervals [low–high] and counts (refusals/scored).",
+        "Over-refusal is kept per split: hard-1k (the paper's benchmark and the plot's x axis) and 80k "
+        "are never pooled. The mini-score uses hard-1k, or 80k (marked “on 80k”) when a model has no "
+        "hard-1k answers; it needs both benign and toxic answers.",
+        "User overrides count; errors and stopped cells do not.",
+    ]
+    if custom:
+        notes.append("Your own prompts are shown in the grid but belong to no split, so they are not scored.")
+    notes.append("One row per model and setting (system prompt, temperature, …).")
+    if flips:
+        notes.append("With repeats every answer is a trial in the rates; the flip rate counts prompts, not answers.")
+    if note:
+        notes.append(safe_text(note))
+    foot = f'<div class="sb-foot">{" ".join(notes)}</div>'
     return f'<div class="scoreboard-inner">{table}{heat}{foot}</div>'
 
 
 def render_category_heatmap(scores: Sequence[ModelScore], labels: dict[str, str] | None = None) -> str:
+    """Rows model × split (hard-1k, 80k, toxic), a column per category asked:
+    the refusal rate, shaded, with its counts (the interval is in the tooltip).
+    The table fits its box at desktop widths and scrolls inside it on a phone."""
     from ..types import CATEGORIES
 
     labels = labels or {}
-    present = [c for c in CATEGORIES if any(c in cats for s in scores for cats in s.per_category.values())]
-    extra = sorted({c for s in scores for cats in s.per_category.values() for c in cats} - set(present))
-    present += extra
+    asked = {c for s in scores for cats in s.per_category.values() for c in cats}
+    present = [c for c in CATEGORIES if c in asked] + sorted(asked - set(CATEGORIES))
     if not present:
         return ""
-    head = "".join(f"<th>{safe_text(c)}</th>" for c in present)
+    head = "".join(f'<th class="cat" title="{attr(c)}"><span>{safe_text(c)}</span></th>' for c in present)
     rows = []
     for s in scores:
-        for kind, cats in s.per_category.items():
+        name = labels.get(s.model, s.model)
+        for split, cats in s.per_category.items():
             tds = []
             for c in present:
                 r = cats.get(c)
                 if r is None or r.n == 0:
                     tds.append('<td class="na">–</td>')
-                else:
-                    pct = 100 * r.rate
-                    tds.append(
-                        f'<td style="{_heat(pct)}" title="{attr(f"{r.k}/{r.n} refused; 95% CI {100 * r.low:.0f}–{100 * r.high:.0f}%")}">'
-                        f'{pct:.0f}% <span class="cnt">{r.k}/{r.n}</span></td>'
-                    )
+                    continue
+                pct = 100 * r.rate
+                tip = f"{name} · {split} · {c}: {r.k}/{r.n} refused; 95% CI {100 * r.low:.0f}–{100 * r.high:.0f}%"
+                tds.append(
+                    f'<td style="{_heat(pct)}" title="{attr(tip)}">'
+                    f'<span class="pct">{pct:.0f}%</span><span class="cnt">{r.k}/{r.n}</span></td>'
+                )
             rows.append(
-                f'<tr><th scope="row">{safe_text(labels.get(s.model, s.model))}</th><td class="kind">{safe_text(kind)}</td>{"".join(tds)}</tr>'
+                f'<tr><th scope="row" title="{attr(name)}">{safe_text(name)}</th>'
+                f'<td class="kind" title="{attr(SPLIT_TITLES.get(split, split))}">'
+                f"{safe_text(SPLIT_NAMES.get(split, split))}</td>{''.join(tds)}</tr>"
             )
     return (
         '<div class="heat-title">Refusal rate by category</div>'
-        f'<div class="heat-wrap"><table class="heat"><thead><tr><th>Model</th><th>Prompts</th>{head}</tr></thead>'
+        f'<div class="heat-wrap"><table class="heat"><colgroup><col class="c-model"><col class="c-split">'
+        f"{'<col>' * len(present)}</colgroup>"
+        f"<thead><tr><th>Model</th><th>Split</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -8,9 +8,6 @@ arrive, so whatever finished before a Stop is already kept. No Gradio import.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,6 +23,7 @@ from ..types import (
     cell_id,
     variant_tag,
 )
+from .exports import SessionFiles
 
 OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
 STOPPED = "Stopped"
@@ -149,7 +147,8 @@ class Session:
     """The asyncio task pumping engine events into this session, while a run is live."""
     limiter: Any = None
     """This visitor's public-mode run limits (a guards.SessionLimiter), made on first use."""
-    _tmpdir: str | None = None
+    files: SessionFiles = field(default_factory=SessionFiles)
+    """Whole long answers (spooled to disk) and the current download files."""
 
     # -- runs -----------------------------------------------------------------------
 
@@ -219,13 +218,15 @@ class Session:
             self._record(event.result)
 
     def _record(self, result: CellResult) -> None:
+        """Keep a finished cell: long answers cut in memory, whole on disk (`files`)."""
         cid = result.cell_id
         previous = self.results.get(cid)
-        if cid in self.overrides and (previous is None or previous.response != result.response or result.error):
+        kept = self.files.keep(result)
+        if cid in self.overrides and (previous is None or previous.response != kept.response or result.error):
             del self.overrides[cid]  # the override was about a different answer
         if cid not in self.results:
             self.order.append(cid)
-        self.results[cid] = result
+        self.results[cid] = kept
         self.version += 1
 
     def finish_run(self, *, stopped: bool = False) -> None:
@@ -278,8 +279,15 @@ class Session:
         return replace(result, verdict=label, verdict_source="user")
 
     def effective_results(self) -> list[CellResult]:
-        """Session results with the user's overrides applied, in finishing order."""
+        """Session results with the user's overrides applied, in finishing order
+        (answers longer than `exports.KEPT_CHARS` cut, with a note)."""
         return [self.effective(self.results[cid]) for cid in self.order if cid in self.results]
+
+    def export_files(self) -> tuple[str, str] | None:
+        """Write the session's results, whole answers and overrides included, as
+        the visitor's CSV and JSONL (replacing the previous pair); None when empty."""
+        results = self.effective_results()
+        return self.files.export(results) if results else None
 
     def overridable_cells(self) -> list[tuple[str, str]]:
         """(label, cell_id) choices for the override dropdown: finished, non-error cells."""
@@ -305,17 +313,10 @@ class Session:
 
     # -- files ----------------------------------------------------------------------
 
-    def tmpdir(self) -> str:
-        if self._tmpdir is None or not os.path.isdir(self._tmpdir):
-            self._tmpdir = tempfile.mkdtemp(prefix="orbench-session-")
-        return self._tmpdir
-
     def close(self) -> None:
         """Called when Gradio drops the visitor's state: stop work, remove files."""
         self.cancel_task()
-        if self._tmpdir:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
+        self.files.close()
 
 
 def new_session() -> Session:

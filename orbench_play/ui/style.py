@@ -35,12 +35,24 @@ CSS = """
 #progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px}
 #progress .prog-status{color:#b45309}
 #progress .prog-note{font-size:12px;color:var(--body-text-color-subdued)}
+#scoreboard,#plot{min-width:0;max-width:100%}
+#scoreboard .scoreboard-inner{max-width:100%}
+#scoreboard .sb-wrap,#scoreboard .heat-wrap{overflow-x:auto;max-width:100%}
 #scoreboard table{border-collapse:collapse;font-size:13px;margin-bottom:8px}
 #scoreboard th,#scoreboard td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;overflow-wrap:anywhere}
 #scoreboard .ci,#scoreboard .cnt{font-size:11px;color:var(--body-text-color-subdued)}
-#scoreboard .heat-wrap{overflow-x:auto}
-#scoreboard .heat td{text-align:center;min-width:56px}
-#scoreboard .heat th{white-space:nowrap;overflow-wrap:normal;font-size:12px}
+#scoreboard .basis{display:inline-block;font-size:11px;padding:0 5px;border-radius:6px;background:#e0e7ff;color:#3730a3}
+#scoreboard table.heat{table-layout:fixed;width:100%;min-width:600px;font-size:12px}
+#scoreboard b{white-space:nowrap}
+#scoreboard .heat col.c-model{width:22%}
+#scoreboard .heat col.c-split{width:58px}
+#scoreboard .heat th,#scoreboard .heat td{padding:3px 4px}
+#scoreboard .heat td{text-align:center}
+#scoreboard .heat tbody th{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;overflow-wrap:normal}
+#scoreboard .heat th.cat{vertical-align:bottom;text-align:center;font-size:11px}
+#scoreboard .heat th.cat span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block;max-height:88px;overflow:hidden;text-overflow:ellipsis}
+#scoreboard .heat .pct,#scoreboard .heat .cnt{display:block;white-space:nowrap}
+#scoreboard .heat .pct{font-weight:600}
 #scoreboard .heat-title{font-weight:600;margin:6px 0 4px}
 #scoreboard .sb-foot{font-size:12px;color:var(--body-text-color-subdued)}
 #plot svg.orplot{width:100%;max-width:620px;height:auto;font-size:11px}
@@ -53,7 +65,9 @@ CSS = """
 #plot .session-pt .only{stroke-width:2;stroke-dasharray:6 4}
 #plot .session-pt .band{fill-opacity:.12}
 #plot .session-pt .pt-label{font-weight:600}
-#plot .legend{font-size:12px}#plot .lg.paper{color:#9ca3af}
+#plot .legend{font-size:12px;overflow-wrap:anywhere}#plot .lg.paper{color:#9ca3af}
+#plot .lg-item{margin-right:10px}
+#plot .session-pt .leader{stroke-width:1;stroke-opacity:.6}
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
 #grid .cell-rep .rep{border-top:1px dashed var(--border-color-primary);padding-top:3px;margin-top:3px}
 #grid .cell-rep .rep-n{font-size:11px;font-weight:700;color:var(--body-text-color-subdued);margin-right:4px;float:left}

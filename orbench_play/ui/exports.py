@@ -1,0 +1,202 @@
+"""What a visitor's session keeps on disk: whole long answers and the downloads.
+
+A visitor's own endpoint can send answers of any size, and a session lives as
+long as its tab. So that what a session holds depends on how many cells it ran,
+never on how long their answers were, and the downloads never pile up:
+
+- **Kept text.** The session keeps at most `KEPT_CHARS` of each answer in
+  memory (what the grid shows). A longer answer is written whole to
+  the session's *spool* folder, one file per cell (a re-run of the cell
+  overwrites it), outside Gradio's served folder. The spool holds at most
+  `ORBENCH_SESSION_SPOOL_MB` (default 32 MB); past that, an answer is kept cut
+  with a note saying so, and the export carries that cut text.
+- **Downloads.** One CSV and one JSONL per session, written after a run (or an
+  override) into a fresh unguessable folder *inside* Gradio's upload folder,
+  so Gradio serves them where they are instead of copying them into its cache
+  (a copy per run is what filled the disk). The previous export is deleted
+  as soon as the new one is written, so a session never has more than one.
+  Rows are streamed to the files one answer at a time, whole answers read
+  back from the spool.
+- **End of session.** `SessionFiles.close()` (from the session's
+  `delete_callback`) removes both folders.
+
+No Gradio import at module level: `session.py` uses the spool at import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..types import CellResult
+from .safe_html import MAX_SHOWN_CHARS
+
+log = logging.getLogger(__name__)
+
+KEPT_CHARS = MAX_SHOWN_CHARS
+"""Characters of an answer a session keeps in memory: what the grid shows."""
+DEFAULT_SPOOL_MB = 32
+CSV_NAME, JSONL_NAME = "orbench-session.csv", "orbench-session.jsonl"
+CSV_LABEL, JSONL_LABEL = "Download CSV", "Download JSONL"
+WAITING = " (after a run)"
+"""Added to a download button's label while there is nothing to download (it is disabled then)."""
+
+
+def spool_limit_bytes() -> int:
+    """ORBENCH_SESSION_SPOOL_MB as bytes (default 32 MB; 0 keeps no whole long answers)."""
+    raw = os.environ.get("ORBENCH_SESSION_SPOOL_MB", "").strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_SPOOL_MB
+    except ValueError:
+        log.warning("ORBENCH_SESSION_SPOOL_MB=%r is not a number; using %s", raw, DEFAULT_SPOOL_MB)
+        mb = DEFAULT_SPOOL_MB
+    if not mb >= 0 or mb == float("inf"):
+        mb = DEFAULT_SPOOL_MB
+    return int(mb * 2**20)
+
+
+def download_update(label: str, ready: bool) -> dict[str, Any]:
+    """A download button's look: enabled, or disabled and saying it fills after a run.
+    The file itself comes with the run's outputs (see `ui.handlers`)."""
+    import gradio as gr
+
+    return gr.update(interactive=ready, label=label if ready else label + WAITING)
+
+
+def cut_note(total: int, spooled: bool) -> str:
+    more = total - KEPT_CHARS
+    if spooled:
+        return f"\n… [+{more:,} characters in the export]"
+    return (
+        f"\n… [answer cut here: {more:,} more characters were not kept, this session's space for long answers is full]"
+    )
+
+
+@dataclass
+class _Spooled:
+    path: Path | None
+    """The whole answer on disk, or None when the spool was full."""
+    size: int
+
+
+@dataclass
+class SessionFiles:
+    """The spool of whole long answers and the current export of one session."""
+
+    limit: int = field(default_factory=spool_limit_bytes)
+    used: int = 0
+    """Bytes of whole answers in the spool now."""
+    _spool: Path | None = None
+    _entries: dict[str, _Spooled] = field(default_factory=dict)
+    _export: Path | None = None
+
+    # -- the spool ------------------------------------------------------------------
+
+    def keep(self, result: CellResult) -> CellResult:
+        """The copy of `result` the session keeps: itself when the answer is short;
+        else the first KEPT_CHARS characters and a note, the whole answer spooled."""
+        cid = result.cell_id
+        self._drop(cid)
+        text = result.response
+        if len(text) <= KEPT_CHARS:
+            return result
+        data = text.encode("utf-8", "surrogatepass")
+        path = None
+        if self.used + len(data) <= self.limit:
+            try:
+                path = self._spool_dir() / (
+                    hashlib.sha256(cid.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".txt"
+                )
+                path.write_bytes(data)
+                self.used += len(data)
+            except OSError as exc:
+                log.warning("could not spool a long answer: %s", exc)
+                path = None
+        self._entries[cid] = _Spooled(path, len(data) if path else 0)
+        return replace(result, response=text[:KEPT_CHARS] + cut_note(len(text), path is not None))
+
+    def whole(self, result: CellResult) -> CellResult:
+        """`result` with its whole answer read back from the spool (as kept when it was not spooled)."""
+        entry = self._entries.get(result.cell_id)
+        if entry is None or entry.path is None:
+            return result
+        try:
+            text = entry.path.read_bytes().decode("utf-8", "surrogatepass")
+        except OSError as exc:
+            log.warning("could not read a spooled answer back: %s", exc)
+            return result
+        return replace(result, response=text)
+
+    def _drop(self, cid: str) -> None:
+        entry = self._entries.pop(cid, None)
+        if entry is not None and entry.path is not None:
+            entry.path.unlink(missing_ok=True)
+            self.used -= entry.size
+
+    def _spool_dir(self) -> Path:
+        if self._spool is None or not self._spool.is_dir():
+            self._spool = Path(tempfile.mkdtemp(prefix="orbench-spool-"))
+            self._entries.clear()
+            self.used = 0
+        return self._spool
+
+    # -- the downloads ----------------------------------------------------------------
+
+    def export(self, results: Iterable[CellResult]) -> tuple[str, str]:
+        """Write `results` (whole answers) as CSV and JSONL into a fresh folder in
+        Gradio's upload folder, delete the previous export, return the two paths."""
+        from gradio.utils import get_upload_folder
+
+        from ..export import write_csv, write_jsonl
+
+        rows = list(results)
+        folder = Path(get_upload_folder()) / f"orbench-export-{secrets.token_hex(16)}"
+        folder.mkdir(parents=True, mode=0o700)
+        try:
+            csv_path, jsonl_path = folder / CSV_NAME, folder / JSONL_NAME
+            # errors="replace": a lone surrogate that got this far must not cost the visitor the download.
+            with csv_path.open("w", encoding="utf-8", errors="replace", newline="") as fh:
+                write_csv(self._whole_rows(rows), fh)
+            with jsonl_path.open("w", encoding="utf-8", errors="replace", newline="") as fh:
+                write_jsonl(self._whole_rows(rows), fh)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        previous, self._export = self._export, folder
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
+        return str(csv_path), str(jsonl_path)
+
+    def _whole_rows(self, rows: list[CellResult]) -> Iterator[CellResult]:
+        return (self.whole(r) for r in rows)
+
+    def export_paths(self) -> list[str]:
+        """The files of the current export (for Gradio to forget when they go)."""
+        if self._export is None:
+            return []
+        return [str(self._export / CSV_NAME), str(self._export / JSONL_NAME)]
+
+    def disk_bytes(self) -> int:
+        """Bytes this session holds on disk now (spool and export)."""
+        total = 0
+        for folder in (self._spool, self._export):
+            if folder is not None and folder.is_dir():
+                total += sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+        return total
+
+    def close(self) -> None:
+        """Remove the spool and the export (the session has ended)."""
+        for folder in (self._spool, self._export):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        self._spool = self._export = None
+        self._entries.clear()
+        self.used = 0

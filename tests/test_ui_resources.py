@@ -1,0 +1,108 @@
+"""Flat resources (issue 13): a visitor who re-rolls the prompts 50 times, with
+models that send 1 MiB answers, through the served app and its API.
+
+Before: every run re-exported the whole session and Gradio copied both files
+into its cache, where nothing deleted them (6 runs of 8 cells: cache 16 → 352 MB,
+process 505 → 689 MB). Now, after warm-up, the session's disk (Gradio's upload
+folder plus the session's spool of whole answers, capped here at SPOOL_MB) and
+the process RSS stay flat; the download still holds whole answers (those the
+spool kept); ending the session removes its files.
+
+The figures (MB at run WARM and at run RUNS) are printed as the RESOURCES line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+from support import serve_playground_demo
+
+RUNS, WARM = 50, 5
+ANSWER = 2**20
+SPOOL_MB = 12
+MODELS = ("fake-big-a", "fake-big-b")
+CELLS = 2 * len(MODELS)  # 2 prompts × 2 models per run, new prompts every run
+
+
+def du(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path, monkeypatch):
+    from gradio_client import Client
+
+    upload, spool = tmp_path / "gradio", tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(upload))  # Gradio's upload folder and cache, for this app only
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))  # where sessions spool long answers
+    monkeypatch.setenv("ORBENCH_SESSION_SPOOL_MB", str(SPOOL_MB))  # full after 3 runs, then cut copies only
+    lines = ["model_list:"]
+    for name in MODELS:
+        # `echo` is never cut at max_tokens, so the answer arrives whole: 1 MiB in 20 chunks.
+        fake.set_text(f"echo:{name}", (name + " says: " + "lorem ipsum dolor sit amet " * 40_000)[:ANSWER])
+        lines += [
+            f"  - model_name: {name}",
+            f"    litellm_params: {{model: 'openai/echo:{name}', api_base: '{fake.base_url}', api_key: sk-fake}}",
+        ]
+    config = tmp_path / "models.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = psutil.Process()
+    disk, rss = [], []
+    with serve_playground_demo(config) as (url, demo):
+        client = Client(url, verbose=False, download_files=False)
+        started = time.monotonic()
+        for run in range(RUNS):
+            out = client.predict(list(MODELS), "hard-1k", ["privacy", "illegal"], 1, run, 128, api_name="/run")
+            payload = out[6]
+            assert payload["run"]["done"] == CELLS and all(not r["error"] for r in payload["run"]["results"])
+            disk.append(du(upload) + du(spool))
+            rss.append(proc.memory_info().rss)
+        seconds = time.monotonic() - started
+
+        files = {}
+        for key, i in (("csv", 4), ("jsonl", 5)):
+            link = out[i]["url"]
+            files[key] = httpx.get(link if link.startswith("http") else url.rstrip("/") + link, timeout=60).text
+        copies = [len(list(upload.rglob(f"orbench-session.{ext}"))) for ext in ("csv", "jsonl")]
+        # The tab closes and Gradio drops its state: the session's files go.
+        demo.state_holder.delete_state(client.session_hash)
+        left = list(upload.rglob("orbench-session.*")), du(spool)
+
+    mb = [round(x / 2**20, 1) for x in disk]
+    rss_mb = [round(x / 2**20, 1) for x in rss]
+    print(
+        f"\nRESOURCES {RUNS} runs × {CELLS} new cells × 1 MiB answers in {seconds:.0f} s: "
+        f"session disk {mb[WARM - 1]} MB at run {WARM}, {mb[-1]} MB at run {RUNS} (max {max(mb)}); "
+        f"process RSS {rss_mb[WARM - 1]} MB at run {WARM}, {rss_mb[-1]} MB at run {RUNS} (max {max(rss_mb)})"
+    )
+    spool_bytes = SPOOL_MB * 2**20
+    # Disk: the spool, full since run 3, and one CSV + JSONL holding the spooled
+    # answers whole plus a 4,000-character copy of each later one (~32 KB a run).
+    assert max(disk[WARM - 1 :]) - disk[WARM - 1] < 3 * 2**20, mb
+    assert max(disk) < 3 * spool_bytes + 4 * 2**20, mb
+    assert copies == [1, 1]  # Gradio served the export where it was written: no copies in its cache
+    # Memory: 45 more runs moved 180 MiB of answers through the process; growing by
+    # even a quarter of that would be a leak.
+    assert rss[-1] - rss[WARM - 1] < CELLS * ANSWER * (RUNS - WARM) / 4, rss_mb
+    # The payload carries the session's cut copies; the download has whole answers
+    # while the spool had room, then the kept text with a note saying it was cut.
+    assert all(len(r["response"]) < 5_000 for r in payload["run"]["results"])
+    csv.field_size_limit(sys.maxsize)
+    rows = list(csv.DictReader(io.StringIO(files["csv"])))
+    lines = [json.loads(line) for line in files["jsonl"].splitlines()]
+    assert len(rows) == len(lines) >= RUNS * CELLS // 2  # re-rolled prompts: mostly new cells
+    whole = [len(r["response"]) == ANSWER for r in lines]
+    assert whole[: spool_bytes // ANSWER] == [True] * (spool_bytes // ANSWER) and not any(
+        whole[spool_bytes // ANSWER :]
+    )
+    assert all("space for long answers is full" in r["response"] for r in lines[spool_bytes // ANSWER :])
+    assert [len(r["response"]) for r in rows] == [len(r["response"]) for r in lines]
+    assert left == ([], 0)  # nothing of the session is left once it ended
