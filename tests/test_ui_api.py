@@ -94,7 +94,7 @@ def test_override_endpoint_updates_the_score(app_url, fake_server):
     assert "1/2" in board
     changed = [r for r in payload["run"]["results"] if r["row_id"] == cells[0]["row_id"]][0]
     assert changed["verdict"] == "direct_refusal" and changed["verdict_source"] == "user"
-    assert "verdict_source=user" in grid
+    assert 'data-source="user"' in grid and ">set by you<" in grid  # the source in words, not a raw label
     assert ",direct_refusal,user," in Path(csv_file).read_text(encoding="utf-8")
 
 

@@ -1,0 +1,146 @@
+"""A run's updates as the handlers produce them, and the two ways they leave.
+
+Handlers yield `Frame`s: "this session changed; this is the run's start, an
+ordinary frame, or the end". A frame becomes outputs only when it leaves:
+
+- to the **page** (`Frame.page`): the progress line, the grid's skeleton once
+  per run, then per frame one `live_feed` batch of what changed, and the
+  scoreboard and plot when results changed (at most once a second) and at the end;
+- to **API callers** (`Frame.api`, the `/run`, `/run_prompt`, `/stop`,
+  `/override` endpoints): the progress line while running, then everything at
+  the end: the whole grid's HTML, scoreboard, plot, files and `results_json`.
+
+So neither path renders the whole grid per frame, and the page never gets the
+whole grid's HTML again while it streams. Indexing a frame (`frame[6]`) gives
+the API's outputs, which is what code calling the handlers directly expects.
+`for_page` / `for_api` wrap a handler (same signature) for `layout.py`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import gradio as gr
+
+from . import grid_view, safe_html
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def _skip() -> Any:
+    """No change to that output (a fresh update dict per use)."""
+    return gr.skip()
+
+
+@dataclass
+class Frame:
+    """One update of a visitor's session (see the module docstring)."""
+
+    pg: Any
+    """The Playground (scores, plot, files and results are rendered by it)."""
+    sess: Session
+    kind: Literal["run", "override", "message"] = "run"
+    message: str = ""
+    start: bool = False
+    """The run's first frame: the page gets the grid's skeleton."""
+    final: bool = False
+    scores: bool = False
+    """Results changed: re-render the scoreboard and plot (the page; the API gets them at the end)."""
+    notes: list[str] = field(default_factory=list)
+    _api: tuple | None = None
+
+    # -- outputs ------------------------------------------------------------------
+
+    def _progress(self) -> str:
+        if self.kind == "message":
+            return f'<div class="progress-box"><div class="prog-status">{safe_html.safe_text(self.message)}</div></div>'
+        return grid_view.render_progress(self.sess.run, self.notes)
+
+    def _final_extras(self) -> tuple[Any, Any, Any]:
+        csv_path, jsonl_path = self.pg._export_files(self.sess)
+        return csv_path, jsonl_path, gr.update(choices=self.sess.overridable_cells())
+
+    def page(self) -> tuple:
+        """The page's outputs: `[progress, grid, grid_feed, scoreboard, plot,
+        download_csv, download_jsonl, override_cell, state]` (an override:
+        the same without progress and grid)."""
+        sess = self.sess
+        if self.kind == "message":
+            return (self._progress(), *(_skip() for _ in range(7)), sess)
+        grid = feed = _skip()
+        if self.start and sess.run is not None:
+            grid, feed = sess.feed.start(sess.run, sess.overrides)
+        else:
+            batch = sess.feed.batch(sess.run, sess.overrides)
+            if batch is not None:
+                feed = batch
+        board, plot = self.pg._score_outputs(sess) if self.scores or self.final else (_skip(), _skip())
+        csv_path, jsonl_path, choices = self._final_extras() if self.final else (_skip(), _skip(), _skip())
+        if self.kind == "override":
+            return (feed, board, plot, csv_path, jsonl_path, choices, sess)
+        return (self._progress(), grid, feed, board, plot, csv_path, jsonl_path, choices, sess)
+
+    def api(self) -> tuple:
+        """The API's outputs: `[progress, grid, scoreboard, plot, download_csv,
+        download_jsonl, results_json, override_cell, state]` (an override: the
+        same without progress). Computed once."""
+        if self._api is None:
+            self._api = self._api_outputs()
+        return self._api
+
+    def _api_outputs(self) -> tuple:
+        sess = self.sess
+        if self.kind == "message":
+            return (self._progress(), *(_skip() for _ in range(7)), sess)
+        if not self.final:  # while running: the progress line only
+            return (self._progress(), *(_skip() for _ in range(7)), sess)
+        grid = grid_view.render_grid(sess.run, sess.overrides)
+        board, plot = self.pg._score_outputs(sess)
+        csv_path, jsonl_path, choices = self._final_extras()
+        outputs = (grid, board, plot, csv_path, jsonl_path, self.pg._results_json(sess), choices, sess)
+        return outputs if self.kind == "override" else (self._progress(), *outputs)
+
+    # -- the API's outputs by index (handlers called directly, tests) -------------
+
+    def __getitem__(self, index):
+        return self.api()[index]
+
+    def __len__(self) -> int:
+        return len(self.api())
+
+    def __iter__(self):
+        return iter(self.api())
+
+
+def _wrap(handler: Callable, convert: Callable[[Frame], tuple]) -> Callable:
+    """`handler` with its frames converted; the signature Gradio inspects stays the handler's."""
+    if inspect.isasyncgenfunction(handler):
+
+        @functools.wraps(handler)
+        async def frames(*args, **kwargs):
+            async for frame in handler(*args, **kwargs):
+                yield convert(frame) if isinstance(frame, Frame) else frame
+
+        return frames
+
+    @functools.wraps(handler)
+    async def once(*args, **kwargs):
+        frame = handler(*args, **kwargs)
+        if inspect.isawaitable(frame):
+            frame = await frame
+        return convert(frame) if isinstance(frame, Frame) else frame
+
+    return once
+
+
+def for_page(handler: Callable) -> Callable:
+    return _wrap(handler, Frame.page)
+
+
+def for_api(handler: Callable) -> Callable:
+    return _wrap(handler, Frame.api)

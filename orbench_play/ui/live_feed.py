@@ -1,0 +1,200 @@
+"""The live grid's wire protocol: the page receives what changed, not the grid.
+
+A run's grid reaches the page twice over: once as a *skeleton* (the grid's
+HTML with every slot but no answer text, sent as the value of the `grid`
+component when the run starts), then as a stream of *batches*, one per frame
+(at most ~10 a second), each the value of the hidden `grid_feed` component.
+`live_grid.js` applies a batch to the skeleton's slots: answer text with
+`appendData`/`textContent` (never parsed as HTML), the rest as attributes and
+text. A batch is a JSON object:
+
+    {"r": run number, "q": sequence number,
+     "c": [[i, offset, text], ...],        # answer text of cell i from `offset` on
+     "u": [[i, {field: value, ...}], ...], # changed fields of cell i (grid_view.cell_fields keys)
+     "g": [[i, {field: value, ...}], ...]} # changed "k/n refused" heads (cells asked k times)
+
+- `i` is the cell's index in grid order (`RunView.order`, the `data-i` attribute).
+- Text is what the grid shows: control and bidi characters replaced by visible
+  stand-ins (`safe_html.neutralise`), cut at `MAX_SHOWN_CHARS` (field `x` says
+  how many characters the export has beyond). `offset` counts UTF-16 code units,
+  the browser's string length, so the page can tell a repeated piece (skip what
+  it has) from a missing one (resync). A text entry with a fourth element `1`
+  replaces the cell's text (the final answer is not the streamed text extended).
+- Sequence numbers run across runs and across the events that send batches
+  (run, stop, override, resync), so the page applies batch `q` only after
+  `q - 1`. A gap (a batch lost, e.g. coalesced by the browser or dropped with a
+  connection) holds later batches for a moment and then asks for a resync.
+- `{"r", "q", "reset": 1}` starts a run: the skeleton just sent is the state.
+- `{"r", "q", "snap": 1, "html": skeleton, "c": ..., "u": ..., "g": ...}` is a
+  full snapshot (the answer to a resync): the page swaps in the skeleton, then
+  applies the rest, and continues from `q`.
+
+`<` is written `\\u003c` in batches, so no answer text can look like markup to
+anything that scans the payload. Building a batch costs O(cells that changed),
+never O(grid): the session reports each changed cell with `touch`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .safe_html import MAX_SHOWN_CHARS, neutralise
+
+if TYPE_CHECKING:
+    from .session import RunView
+
+
+def utf16_len(text: str) -> int:
+    """The length the browser sees (JavaScript strings count UTF-16 code units)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@dataclass(slots=True)
+class _Sent:
+    """What the page has of one cell."""
+
+    raw: int = 0
+    """Characters of the answer sent (at most MAX_SHOWN_CHARS)."""
+    offset: int = 0
+    """The shown text's length on the page, in UTF-16 code units."""
+    epoch: int = 0
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+_TOGETHER = (("v", "p", "s", "b", "h", "ov"), ("m", "c"), ("e", "mt"))
+"""Fields the page sets together (the badge, the meta line, the message): one changed, all are sent."""
+
+
+def _changed(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    changed = {k: v for k, v in now.items() if before.get(k) != v}
+    for keys in _TOGETHER:
+        if any(k in changed for k in keys):
+            changed.update({k: now[k] for k in keys})
+    return changed
+
+
+def _dumps(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+class LiveFeed:
+    """One visitor's side of the protocol: what the page has been sent, and
+    which cells changed since (`touch`). All calls happen on the event loop."""
+
+    def __init__(self) -> None:
+        self.run = 0
+        self.seq = 0
+        self._sent: dict[int, _Sent] = {}
+        self._groups: dict[int, dict[str, Any]] = {}
+        self._dirty: set[int] = set()
+
+    def touch(self, run: int, index: int) -> None:
+        """Cell `index` of run `run` changed (cheap: called for every engine event)."""
+        if run == self.run and index >= 0:
+            self._dirty.add(index)
+
+    # -- messages -----------------------------------------------------------------
+
+    def start(self, run: RunView, overrides: dict[str, str]) -> tuple[str, str]:
+        """(skeleton HTML, reset message) for a new run; text follows in batches."""
+        from .grid_view import render_grid
+
+        html = render_grid(run, overrides, with_text=False)
+        self._adopt(run, overrides)
+        self.seq += 1
+        return html, _dumps({"r": run.number, "q": self.seq, "reset": 1})
+
+    def batch(self, run: RunView | None, overrides: dict[str, str]) -> str | None:
+        """The changes since the last message, or None when nothing changed."""
+        if run is None or run.number != self.run or not self._dirty:
+            self._dirty.clear()
+            return None
+        dirty, self._dirty = sorted(self._dirty), set()
+        texts, updates, groups = self._changes(run, overrides, dirty)
+        if not (texts or updates or groups):
+            return None
+        self.seq += 1
+        message: dict[str, Any] = {"r": run.number, "q": self.seq}
+        for key, value in (("c", texts), ("u", updates), ("g", groups)):
+            if value:
+                message[key] = value
+        return _dumps(message)
+
+    def snapshot(self, run: RunView | None, overrides: dict[str, str]) -> str | None:
+        """Everything, for a page that lost track (a gap it could not fill)."""
+        if run is None:
+            return None
+        from .grid_view import render_grid
+
+        html = render_grid(run, overrides, with_text=False)
+        self._adopt(run, overrides)
+        texts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
+        self.seq += 1
+        return _dumps({"r": run.number, "q": self.seq, "snap": 1, "html": html, "c": texts, "u": updates, "g": groups})
+
+    # -- internals ----------------------------------------------------------------
+
+    def _adopt(self, run: RunView, overrides: dict[str, str]) -> None:
+        """The page now has `run`'s skeleton: every cell's fields, no text."""
+        from .grid_view import cell_fields, group_fields
+
+        self.run = run.number
+        self._dirty = set()
+        self._sent = {}
+        for cid in run.order:
+            cell = run.cells[cid]
+            self._sent[cell.index] = _Sent(epoch=cell.text_epoch, fields=cell_fields(cell, overrides.get(cid)))
+            if cell.text:
+                self._dirty.add(cell.index)
+        self._groups = {}
+        if run.repeats > 1:
+            for group in self._all_groups(run):
+                views = [run.cells[c] for c in group]
+                self._groups[views[0].index] = group_fields(views, overrides)
+
+    @staticmethod
+    def _all_groups(run: RunView) -> list[list[str]]:
+        return [g for p in run.prompts for g in run.groups(p.row_id)]
+
+    def _changes(self, run: RunView, overrides: dict[str, str], indexes: list[int]):
+        from .grid_view import cell_fields, group_fields
+
+        texts: list[list[Any]] = []
+        updates: list[list[Any]] = []
+        touched_groups: dict[int, list[str]] = {}
+        for i in indexes:
+            if i >= len(run.order):
+                continue
+            cell = run.cells[run.order[i]]
+            sent = self._sent.setdefault(i, _Sent())
+            if sent.epoch != cell.text_epoch:  # redraw the text from the start
+                sent.epoch, sent.raw, sent.offset = cell.text_epoch, 0, 0
+                replace = True
+            else:
+                replace = False
+            end = min(len(cell.text), MAX_SHOWN_CHARS)
+            if end > sent.raw or replace:
+                piece = neutralise(cell.text[sent.raw : end])
+                texts.append([i, sent.offset, piece, 1] if replace else [i, sent.offset, piece])
+                sent.raw, sent.offset = end, sent.offset + utf16_len(piece)
+            fields = cell_fields(cell, overrides.get(cell.cell_id))
+            changed = _changed(sent.fields, fields)
+            if changed:
+                updates.append([i, changed])
+                sent.fields = fields
+                if run.repeats > 1 and ("st" in changed or "v" in changed):
+                    touched_groups.setdefault(i - cell.repeat, [])
+        groups: list[list[Any]] = []
+        for first in sorted(touched_groups):
+            ids = run.order[first : first + run.repeats]
+            g = group_fields([run.cells[c] for c in ids], overrides)
+            before = self._groups.get(first, {})
+            changed = {k: v for k, v in g.items() if before.get(k) != v}
+            if changed:
+                groups.append([first, changed])
+                self._groups[first] = g
+        return texts, updates, groups
