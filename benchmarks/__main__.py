@@ -1,6 +1,6 @@
 """`python -m benchmarks [--quick] [--only NAME,...] [--out bench-results.json]`
 
-Runs the seven figures of issue #5, each against its floor measured back to
+Runs the figures of issues #5 and #10, each against its floor measured back to
 back on the same machine, prints a table and writes the JSON. Never fails on
 timing: a figure that cannot run here is reported as skipped with the reason.
 Exit status is 0 unless the command line is wrong.
@@ -17,13 +17,15 @@ import traceback
 from . import common
 from .report import Figure, machine, skipped, table, write_json
 
-GROUPS = ("fanout", "scale", "replay", "coldstart", "live", "local", "verdicts")
+GROUPS = ("fanout", "scale", "replay", "coldstart", "live", "live_page", "load", "local", "verdicts")
 UNITS = {
     "fanout": "s",
     "scale": "s",
     "replay": "s",
     "coldstart": "s",
     "live": "s",
+    "live_page": "s",
+    "load": "x",
     "local": "x",
     "verdicts": "verdicts/s",
 }
@@ -51,6 +53,14 @@ def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure
         from . import live
 
         return live.figures(quick, command)
+    if name == "live_page":
+        from . import live_page
+
+        return live_page.figures(quick, command)
+    if name == "load":
+        from . import load
+
+        return load.figures(quick, command)
     if name == "local":
         from . import local
 

@@ -78,8 +78,10 @@ class FakeServerProcess:
     """`python tests/fake_openai.py --port N` in its own process, so its CPU is
     not counted in the engine's (or the floor client's) process time."""
 
-    def __init__(self, delay: float = 1.0, chunks: int = 20) -> None:
+    def __init__(self, delay: float = 1.0, chunks: int = 20, extra: tuple[str, ...] = ()) -> None:
         self.delay, self.chunks = delay, chunks
+        self.extra = tuple(extra)
+        """More command-line options, e.g. ("--words", "300") for the `long` model."""
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
 
@@ -102,6 +104,7 @@ class FakeServerProcess:
                 str(self.delay),
                 "--chunks",
                 str(self.chunks),
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

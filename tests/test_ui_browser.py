@@ -143,7 +143,8 @@ def test_clicking_a_verdict_overrides_it_and_rescores(page, app_url):
     page.wait_for_function(
         "() => document.querySelector(\"#scoreboard tr[data-model='fake-refuse']\")?.innerText.includes('1/2')"
     )
-    assert "verdict_source=user" in page.locator(f"#grid td.cell:has(.verdict[data-row='{row}'])").inner_text()
+    text = page.locator(f"#grid td.cell:has(.verdict[data-row='{row}'])").inner_text()
+    assert "set by you" in text and "verdict_source" not in text
 
 
 def test_hostile_answer_executes_nothing(page, app_url):

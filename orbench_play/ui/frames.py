@@ -117,14 +117,22 @@ class Frame:
         return iter(self.api())
 
 
-def _wrap(handler: Callable, convert: Callable[[Frame], tuple]) -> Callable:
-    """`handler` with its frames converted; the signature Gradio inspects stays the handler's."""
+def _wrap(handler: Callable, convert: Callable[[Frame], tuple], *, close_with_skips: bool = False) -> Callable:
+    """`handler` with its frames converted; the signature Gradio inspects stays the handler's.
+
+    Gradio's closing message of a generator repeats the last frame's values in
+    full; with `close_with_skips` a last frame of "no change" makes it repeat
+    nothing (the page already has everything; API callers need the repeat)."""
     if inspect.isasyncgenfunction(handler):
 
         @functools.wraps(handler)
         async def frames(*args, **kwargs):
+            last = None
             async for frame in handler(*args, **kwargs):
-                yield convert(frame) if isinstance(frame, Frame) else frame
+                last = convert(frame) if isinstance(frame, Frame) else frame
+                yield last
+            if close_with_skips and isinstance(last, tuple) and len(last) > 1:
+                yield (*(_skip() for _ in last[:-1]), last[-1])
 
         return frames
 
@@ -139,7 +147,7 @@ def _wrap(handler: Callable, convert: Callable[[Frame], tuple]) -> Callable:
 
 
 def for_page(handler: Callable) -> Callable:
-    return _wrap(handler, Frame.page)
+    return _wrap(handler, Frame.page, close_with_skips=True)
 
 
 def for_api(handler: Callable) -> Callable:

@@ -27,8 +27,8 @@ from .safe_html import (
 if TYPE_CHECKING:
     from .session import CellView, RunView
 
-PROMPT_COL_PX = 240
-MODEL_COL_PX = 220
+PROMPT_COL_PX = 200
+MODEL_COL_PX = 150
 """Sane minimum widths: on a narrow page the grid scrolls sideways instead of crushing columns."""
 
 
@@ -133,13 +133,14 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     meta = " · ".join(safe_text(m) for m in f["m"])
     if f["c"]:
         meta += (" · " if meta else "") + '<span class="cached" title="replayed from the disk cache">cached</span>'
+    meta_title = " · ".join([*f["m"], *(["cached"] if f["c"] else [])])
     text = safe_text(cell.shown_text()[:MAX_SHOWN_CHARS]) if with_text else ""
     more = f'<span class="more">{safe_text(more_text(f["x"]))}</span>' if with_text and f["x"] else ""
     msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
     return (
         f'<div class="cell-head">{badge}{vsrc}</div>'
         f'<div class="body">{msg}<div class="resp">{text}{more}</div></div>'
-        f'<div class="meta">{meta}</div>'
+        f'<div class="meta" title="{attr(meta_title)}">{meta}</div>'
     )
 
 

@@ -51,8 +51,10 @@ log = logging.getLogger(__name__)
 
 RENDER_INTERVAL_S = 0.1
 """At most ~10 frames a second, however many cells stream."""
-SCORE_INTERVAL_S = 1.0
-"""The scoreboard and plot follow the results at most once a second while a run streams."""
+SCORE_INTERVAL_S = (1.0, 5.0)
+"""While a run streams, the scoreboard and plot (tens of kB) follow the results at most
+once a second, and less often as the run goes on (a fifth of the time so far, at most
+every 5 s), so that on a long run they never outweigh the answers themselves."""
 IDLE_FRAME_S = 1.0
 """With no news, the progress line (elapsed time) is still refreshed this often."""
 
@@ -267,7 +269,8 @@ class Playground(SetupHandlers, CompareHandlers):
                 if not changed.is_set() and now - framed_at < IDLE_FRAME_S:
                     continue
                 changed.clear()
-                rescore = sess.version != scored_version and now - scored_at >= SCORE_INTERVAL_S
+                wait = min(max(SCORE_INTERVAL_S[0], (now - run.started_at) / 5), SCORE_INTERVAL_S[1])
+                rescore = sess.version != scored_version and now - scored_at >= wait
                 if rescore:
                     scored_version, scored_at = sess.version, now
                 framed_at = now

@@ -19,7 +19,8 @@ text. A batch is a JSON object:
   how many characters the export has beyond). `offset` counts UTF-16 code units,
   the browser's string length, so the page can tell a repeated piece (skip what
   it has) from a missing one (resync). A text entry with a fourth element `1`
-  replaces the cell's text (the final answer is not the streamed text extended).
+  cuts the cell's text at `offset` first (the final answer is not the streamed
+  text extended, e.g. repaired: only the part after the two differ is resent).
 - Sequence numbers run across runs and across the events that send batches
   (run, stop, override, resync), so the page applies batch `q` only after
   `q - 1`. A gap (a batch lost, e.g. coalesced by the browser or dropped with a
@@ -171,11 +172,10 @@ class LiveFeed:
                 continue
             cell = run.cells[run.order[i]]
             sent = self._sent.setdefault(i, _Sent())
-            if sent.epoch != cell.text_epoch:  # redraw the text from the start
-                sent.epoch, sent.raw, sent.offset = cell.text_epoch, 0, 0
-                replace = True
-            else:
-                replace = False
+            replace = sent.epoch != cell.text_epoch
+            if replace:  # the text was replaced: keep what both share, resend the rest
+                kept = min(sent.raw, cell.text_kept) if cell.text_epoch == sent.epoch + 1 else 0
+                sent.epoch, sent.raw, sent.offset = cell.text_epoch, kept, utf16_len(neutralise(cell.text[:kept]))
             end = min(len(cell.text), MAX_SHOWN_CHARS)
             if end > sent.raw or replace:
                 piece = neutralise(cell.text[sent.raw : end])

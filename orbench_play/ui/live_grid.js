@@ -57,12 +57,12 @@ function appendText(el, offset, text, replace) {
   const resp = el && el.querySelector(".resp");
   if (!resp) return true;
   const node = textNode(resp);
-  if (replace) {
-    node.data = text;
-    return true;
-  }
   const have = node.length;
   if (offset > have) return false;
+  if (replace) {
+    node.data = node.data.slice(0, offset) + text; // cut where the final answer differs, then the rest
+    return true;
+  }
   if (offset + text.length > have) node.appendData(offset === have ? text : text.slice(have - offset));
   return true;
 }
@@ -111,6 +111,7 @@ function setFields(el, f) {
     // m and c come together
     const meta = el.querySelector(".meta");
     meta.textContent = f.m.join(" · ");
+    meta.title = [...f.m, ...(f.c ? ["cached"] : [])].join(" · ");
     if (f.c) {
       if (f.m.length) meta.append(" · ");
       const cached = document.createElement("span");

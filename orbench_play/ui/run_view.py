@@ -24,6 +24,18 @@ def retry_wait(event: CellEvent) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix (binary search on slices: C speed)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 @dataclass
 class CellView:
     """What the grid shows for one cell while it streams and after."""
@@ -47,6 +59,8 @@ class CellView:
     retry_wait_s: float = 0.0
     text_epoch: int = 0
     """Bumped when `text` is replaced rather than extended (the final answer differs from the stream)."""
+    text_kept: int = 0
+    """On the last replacement: how many leading characters the new text shares with the old."""
 
     def shown_text(self) -> str:
         """The answer as far as it is known: the streamed text, or the result's."""
@@ -163,8 +177,9 @@ class RunView:
         cell.result = result
         response = result.response
         if response and response != cell.text:
-            if not response.startswith(cell.text):
-                cell.text_epoch += 1  # the final answer is not the streamed one extended: redraw it
+            if not response.startswith(cell.text):  # not the streamed text extended: redraw from where they differ
+                cell.text_epoch += 1
+                cell.text_kept = common_prefix(cell.text, response)
             cell.text = response
         elif response:
             cell.text = response  # one copy of the answer, not two
