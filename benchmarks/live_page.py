@@ -115,7 +115,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         floor_wall, floor_cpu = time.perf_counter() - t0, time.process_time() - c0
         text_bytes = sum(len(a.encode("utf-8")) for a in answers)
         with AppProcess(server.base_url, behaviours) as app:
-            _warm_up(app.root, list(behaviours)[0])
+            _warm_up(app.root, next(iter(behaviours)))
             url = f"{app.root}/?models={','.join(behaviours)}&split=hard-1k&categories=privacy&n={n_prompts}&seed=7"
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

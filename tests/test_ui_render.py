@@ -94,7 +94,7 @@ def test_override_shows_user_source_and_the_new_label():
     cell = CellView(cell_id("hard-1k:7", "gpt"), "hard-1k:7", "gpt", started=True)
     cell.result = result("hard-1k:7", "gpt", "direct_refusal")
     html_text = grid_view.render_cell(cell, override="direct_answer")
-    badge = [a for t, a in parse(html_text) if "verdict" in (a.get("class") or "").split()][0]
+    badge = next(a for _, a in parse(html_text) if "verdict" in (a.get("class") or "").split())
     assert badge["data-verdict"] == "direct_answer" and badge["data-source"] == "user"
     assert "ovr" in badge["class"].split()  # a final badge opens the verdict menu when clicked (live_grid.js)
     assert ">set by you<" in html_text

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import gradio as gr
 
 from . import grid_view, safe_html
-
-if TYPE_CHECKING:
-    from .session import Session
+from .session import Session
 
 
 def _skip() -> Any:
@@ -117,16 +116,25 @@ class Frame:
         return iter(self.api())
 
 
+def _stamp(args: tuple) -> None:
+    for arg in args:
+        if isinstance(arg, Session):
+            arg.requested_at = time.monotonic()
+
+
 def _wrap(handler: Callable, convert: Callable[[Frame], tuple], *, close_with_skips: bool = False) -> Callable:
     """`handler` with its frames converted; the signature Gradio inspects stays the handler's.
 
     Gradio's closing message of a generator repeats the last frame's values in
     full; with `close_with_skips` a last frame of "no change" makes it repeat
-    nothing (the page already has everything; API callers need the repeat)."""
+    nothing (the page already has everything; API callers need the repeat).
+    The visitor's session is stamped with the time of the request, so a Stop
+    pressed while a run is still loading keeps it from starting."""
     if inspect.isasyncgenfunction(handler):
 
         @functools.wraps(handler)
         async def frames(*args, **kwargs):
+            _stamp(args)
             last = None
             async for frame in handler(*args, **kwargs):
                 last = convert(frame) if isinstance(frame, Frame) else frame

@@ -229,6 +229,9 @@ class Playground(SetupHandlers, CompareHandlers):
         if not warmup.is_warm():
             yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
             await asyncio.to_thread(warmup.warm_up)
+        if sess.requested_at and sess.stop_requested_at > sess.requested_at:
+            yield self.message_frame(sess, "Stopped before the run started.")
+            return
         from .. import engine
         from ..cache import default_cache
 
@@ -291,8 +294,14 @@ class Playground(SetupHandlers, CompareHandlers):
         yield Frame(self, sess, final=True, notes=[failure] if failure else [])
 
     async def stop(self, sess: Session) -> Frame:
-        """Stop the visitor's run: cancel in-flight cells, keep finished ones."""
+        """Stop the visitor's run: cancel in-flight cells, keep finished ones.
+
+        The run's own handler then ends with a last frame of the stopped run
+        (after any frame it had on the way), and a run still loading does not
+        start; so Stop needs no Gradio `cancels`, which could leave a frame
+        built before Stop to arrive after it."""
         sess = sess if isinstance(sess, Session) else Session()
+        sess.stop_requested_at = time.monotonic()
         sess.cancel_task()
         if sess.run is not None and not sess.run.finished:
             sess.finish_run(stopped=True)

@@ -237,9 +237,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         page_args = {"api_name": False, "concurrency_limit": None, "show_progress": "hidden"}
         run_event = run_btn.click(for_page(pg.run_setup), run_inputs, page_outputs, **page_args)
         prompt_event = prompt_btn.click(for_page(pg.run_prompt), prompt_inputs, page_outputs, **page_args)
-        stop_event = stop_btn.click(
-            for_page(pg.stop), [state], page_outputs, cancels=[run_event, prompt_event], **page_args
-        )
+        # No `cancels`: Stop ends the run's engine; the run's handler then sends its last frame itself.
+        stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, **page_args)
         for event in (run_event, prompt_event, stop_event):  # new variants become comparable
             event.then(
                 pg.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],

@@ -55,6 +55,10 @@ class Session:
     """The asyncio task pumping engine events into this session, while a run is live."""
     feed: LiveFeed = field(default_factory=LiveFeed)
     """What the page's live grid has been sent (see `live_feed`)."""
+    requested_at: float = 0.0
+    """When the page last asked for a run (set by the event wrappers in `frames`)."""
+    stop_requested_at: float = 0.0
+    """When Stop was last pressed: a run asked for before that does not start."""
     limiter: Any = None
     """This visitor's public-mode run limits (a guards.SessionLimiter), made on first use."""
     _tmpdir: str | None = None
