@@ -102,6 +102,19 @@ def test_a_final_answer_that_is_not_the_stream_extended_resends_only_where_they_
     assert entry == [0, 3, "lo there, repaired.", 1]  # cut at 3, then the rest
 
 
+def test_a_quiet_run_still_says_it_is_alive_and_the_last_batch_says_it_ended():
+    s = Session()
+    ps, _ = started(s, 1, 1)
+    assert batch(s) is None
+    beat = json.loads(s.feed.batch(s.run, s.overrides, heartbeat=True))
+    assert set(beat) == {"r", "q"}
+    s.apply(done(ps[0], "m0", "Sure."))
+    s.finish_run()
+    last = batch(s)
+    assert last["end"] == 1 and last["q"] == beat["q"] + 1
+    assert batch(s) is None  # said once
+
+
 def test_a_snapshot_is_the_skeleton_without_text_plus_every_text_and_continues_the_sequence():
     s = Session()
     ps, _ = started(s, 2, 2)

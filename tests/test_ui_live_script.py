@@ -180,3 +180,20 @@ def test_a_new_run_replaces_the_old_one_and_a_final_badge_opens_the_verdict_menu
     page.wait_for_function("() => document.querySelector('#grid .resp')?.textContent === 'Second run answer.'")
     assert page.locator("#grid [data-i]").count() == 1
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_live_run_that_goes_silent_is_resynced_and_an_ended_one_is_not(page):
+    """A dropped connection: batches stop coming while the run is live."""
+    page.goto("about:blank")
+    run = Run()
+    skeleton, reset = run.skeleton_and_reset()
+    page.evaluate(HARNESS, [script(), skeleton])
+    page.evaluate("v => window.__send(v)", reset)
+    page.evaluate("v => window.__send(v)", run.step())
+    page.wait_for_function("() => window.__triggers.some(t => t[0] === 'resync')", timeout=9000)
+    page.evaluate("v => window.__send(v)", run.sess.feed.snapshot(run.sess.run, run.sess.overrides))
+    page.evaluate("v => window.__send(v)", run.finish())  # carries "end"
+    page.evaluate("window.__triggers.length = 0")
+    page.wait_for_timeout(7500)
+    assert page.evaluate("window.__triggers") == []
+    assert page.evaluate(TEXTS_JS) == run.shown({cid: len(t) for cid, t in run.answers.items()})

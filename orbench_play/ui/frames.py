@@ -50,6 +50,8 @@ class Frame:
     final: bool = False
     scores: bool = False
     """Results changed: re-render the scoreboard and plot (the page; the API gets them at the end)."""
+    heartbeat: bool = False
+    """A quiet moment of a live run: the page's feed still hears from it."""
     notes: list[str] = field(default_factory=list)
     _api: tuple | None = None
 
@@ -75,7 +77,7 @@ class Frame:
         if self.start and sess.run is not None:
             grid, feed = sess.feed.start(sess.run, sess.overrides)
         else:
-            batch = sess.feed.batch(sess.run, sess.overrides)
+            batch = sess.feed.batch(sess.run, sess.overrides, heartbeat=self.heartbeat)
             if batch is not None:
                 feed = batch
         board, plot = self.pg._score_outputs(sess) if self.scores or self.final else (_skip(), _skip())

@@ -269,7 +269,8 @@ class Playground(SetupHandlers, CompareHandlers):
                 if task.done():
                     break
                 now = time.monotonic()
-                if not changed.is_set() and now - framed_at < IDLE_FRAME_S:
+                quiet = not changed.is_set()
+                if quiet and now - framed_at < IDLE_FRAME_S:
                     continue
                 changed.clear()
                 wait = min(max(SCORE_INTERVAL_S[0], (now - run.started_at) / 5), SCORE_INTERVAL_S[1])
@@ -277,7 +278,7 @@ class Playground(SetupHandlers, CompareHandlers):
                 if rescore:
                     scored_version, scored_at = sess.version, now
                 framed_at = now
-                yield Frame(self, sess, scores=rescore)
+                yield Frame(self, sess, scores=rescore, heartbeat=quiet)
             failure = None
             if not task.cancelled() and task.exception() is not None:
                 failure = f"The run failed: {task.exception()!r}"

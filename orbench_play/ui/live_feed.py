@@ -26,6 +26,9 @@ text. A batch is a JSON object:
   `q - 1`. A gap (a batch lost, e.g. coalesced by the browser or dropped with a
   connection) holds later batches for a moment and then asks for a resync.
 - `{"r", "q", "reset": 1}` starts a run: the skeleton just sent is the state.
+- `"end": 1` on a batch (or snapshot) says the run is over. A quiet run sends
+  a bare `{"r", "q"}` about once a second, so a page that hears nothing for a
+  while during a run (a dropped connection) asks for a resync.
 - `{"r", "q", "snap": 1, "html": skeleton, "c": ..., "u": ..., "g": ...}` is a
   full snapshot (the answer to a resync): the page swaps in the skeleton, then
   applies the rest, and continues from `q`.
@@ -92,6 +95,7 @@ class LiveFeed:
         self._sent: dict[int, _Sent] = {}
         self._groups: dict[int, dict[str, Any]] = {}
         self._dirty: set[int] = set()
+        self._ended = False
 
     def touch(self, run: int, index: int) -> None:
         """Cell `index` of run `run` changed (cheap: called for every engine event)."""
@@ -109,20 +113,25 @@ class LiveFeed:
         self.seq += 1
         return html, _dumps({"r": run.number, "q": self.seq, "reset": 1})
 
-    def batch(self, run: RunView | None, overrides: dict[str, str]) -> str | None:
-        """The changes since the last message, or None when nothing changed."""
-        if run is None or run.number != self.run or not self._dirty:
+    def batch(self, run: RunView | None, overrides: dict[str, str], *, heartbeat: bool = False) -> str | None:
+        """The changes since the last message; None when nothing changed, unless
+        a `heartbeat` is asked for (a quiet run still says it is alive) or the
+        run just ended (`"end": 1`, once)."""
+        if run is None or run.number != self.run:
             self._dirty.clear()
             return None
         dirty, self._dirty = sorted(self._dirty), set()
-        texts, updates, groups = self._changes(run, overrides, dirty)
-        if not (texts or updates or groups):
+        texts, updates, groups = self._changes(run, overrides, dirty) if dirty else ([], [], [])
+        end = run.finished and not self._ended
+        if not (texts or updates or groups or heartbeat or end):
             return None
         self.seq += 1
         message: dict[str, Any] = {"r": run.number, "q": self.seq}
         for key, value in (("c", texts), ("u", updates), ("g", groups)):
             if value:
                 message[key] = value
+        if run.finished:
+            self._ended = message["end"] = 1
         return _dumps(message)
 
     def snapshot(self, run: RunView | None, overrides: dict[str, str]) -> str | None:
@@ -135,7 +144,10 @@ class LiveFeed:
         self._adopt(run, overrides)
         texts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
         self.seq += 1
-        return _dumps({"r": run.number, "q": self.seq, "snap": 1, "html": html, "c": texts, "u": updates, "g": groups})
+        message = {"r": run.number, "q": self.seq, "snap": 1, "html": html, "c": texts, "u": updates, "g": groups}
+        if run.finished:
+            message["end"] = 1
+        return _dumps(message)
 
     # -- internals ----------------------------------------------------------------
 
@@ -146,6 +158,7 @@ class LiveFeed:
         self.run = run.number
         self._dirty = set()
         self._sent = {}
+        self._ended = run.finished
         for cid in run.order:
             cell = run.cells[cid]
             self._sent[cell.index] = _Sent(epoch=cell.text_epoch, fields=cell_fields(cell, overrides.get(cid)))

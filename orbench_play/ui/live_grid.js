@@ -7,13 +7,26 @@
 const HOLD_MS = 400; // how long a batch may wait for a missing one (or for its skeleton)
 const POLL_MS = 40;
 const RESYNC_AGAIN_MS = 3000; // a resync that got no answer may be asked again
+const SILENT_MS = 6000; // a live run says something at least every second: this much silence means a lost connection
 const LABELS = [
   ["direct_answer", "answer"],
   ["direct_refusal", "refusal"],
   ["indirect_refusal", "indirect refusal"],
 ];
 const scope = element.closest(".gradio-container") || document;
-const S = { run: 0, seq: 0, held: [], heldSince: 0, poll: 0, resyncAt: 0, table: null, tableRun: 0, cells: null };
+const S = {
+  run: 0,
+  seq: 0,
+  live: false,
+  heardAt: 0,
+  held: [],
+  heldSince: 0,
+  poll: 0,
+  resyncAt: 0,
+  table: null,
+  tableRun: 0,
+  cells: null,
+};
 
 const grid = () => scope.querySelector("#grid");
 
@@ -38,6 +51,7 @@ function resync() {
   const now = Date.now();
   if (now - S.resyncAt < RESYNC_AGAIN_MS) return;
   S.resyncAt = now;
+  S.heardAt = now; // the silence watchdog waits its full time again
   trigger("resync", { run: S.run, seq: S.seq });
 }
 
@@ -180,6 +194,7 @@ function installSnapshot(m) {
   else (g.querySelector(".prose") || g).appendChild(fresh);
   S.run = m.r;
   S.seq = m.q;
+  S.live = !m.end;
   const table = tableFor(m.r);
   if (table) applyChanges(table, m);
 }
@@ -190,6 +205,7 @@ function drain() {
   if (reset && reset.q > S.seq) {
     S.run = reset.r;
     S.seq = reset.q;
+    S.live = true;
   }
   S.held = S.held.filter((m) => m.q > S.seq).sort((a, b) => a.q - b.q);
   while (S.held.length) {
@@ -197,6 +213,7 @@ function drain() {
     if (m.q !== S.seq + 1 || !applyBatch(m)) break;
     S.run = m.r;
     S.seq = m.q;
+    if (m.end) S.live = false;
     S.held.shift();
   }
   if (!S.held.length) {
@@ -219,6 +236,7 @@ function receive(raw) {
     return;
   }
   if (!m || typeof m.q !== "number") return;
+  S.heardAt = Date.now();
   if (m.snap) {
     if (m.q > S.seq) installSnapshot(m);
   } else if (m.q > S.seq) {
@@ -276,6 +294,12 @@ function onClick(event) {
 if (scope.__orbenchGridClick) scope.removeEventListener("click", scope.__orbenchGridClick);
 scope.__orbenchGridClick = onClick;
 scope.addEventListener("click", onClick);
+
+// A live run that has gone silent (a dropped connection): ask where things stand.
+if (scope.__orbenchGridWatchdog) clearInterval(scope.__orbenchGridWatchdog);
+scope.__orbenchGridWatchdog = setInterval(() => {
+  if (S.live && Date.now() - S.heardAt > SILENT_MS) resync();
+}, 1000);
 
 watch("value", () => receive(props.value));
 if (props.value) receive(props.value);
