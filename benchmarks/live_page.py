@@ -42,7 +42,7 @@ WATCH_JS = r"""
     const vs = document.querySelectorAll('#grid .verdict[data-verdict]');
     let final = 0;
     for (const v of vs) if (v.getAttribute('data-verdict') !== 'pending') final++;
-    if (B.firstTextAt === null && document.querySelector('#grid .resp')?.textContent) B.firstTextAt = Date.now();
+    if (B.firstTextAt === null && [...document.querySelectorAll('#grid .resp')].some(r => r.firstChild?.data)) B.firstTextAt = Date.now();
     if (B.allFinalAt === null && vs.length >= B.expected && final === vs.length) B.allFinalAt = Date.now();
   };
   const observe = () => new MutationObserver(() => { B.mutations++; check(); })
@@ -60,16 +60,26 @@ class ByteCounter:
         self.body = 0
         self.encoded = 0
         self.requests: set[str] = set()
+        self.urls: dict[str, str] = {}
+        self.by_path: dict[str, int] = {}
         cdp = page.context.new_cdp_session(page)
         cdp.on("Network.dataReceived", self._data)
+        cdp.on("Network.responseReceived", self._response)
         cdp.send("Network.enable")
         self._cdp = cdp
 
+    def _response(self, params: dict) -> None:
+        self.urls[params.get("requestId", "")] = (params.get("response") or {}).get("url", "")
+
     def _data(self, params: dict) -> None:
         if self.counting:
-            self.body += int(params.get("dataLength") or 0)
+            size = int(params.get("dataLength") or 0)
+            self.body += size
             self.encoded += int(params.get("encodedDataLength") or 0)
             self.requests.add(params.get("requestId", ""))
+            path = self.urls.get(params.get("requestId", ""), "?").split("?")[0].rsplit("/", 2)
+            key = "/".join(path[-2:])
+            self.by_path[key] = self.by_path.get(key, 0) + size
 
 
 def _setup(quick: bool) -> tuple[int, int, int, float]:
@@ -161,6 +171,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "page_body_bytes": counter.body,
         "page_encoded_bytes": counter.encoded,
         "responses_counted": len(counter.requests),
+        "bytes_by_path": dict(sorted(counter.by_path.items(), key=lambda kv: -kv[1])[:8]),
         "click_to_first_text_s": None
         if seen.get("firstTextAt") is None
         else round((seen["firstTextAt"] - click_ms) / 1000, 3),

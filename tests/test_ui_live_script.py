@@ -184,16 +184,18 @@ def test_a_new_run_replaces_the_old_one_and_a_final_badge_opens_the_verdict_menu
 
 def test_a_live_run_that_goes_silent_is_resynced_and_an_ended_one_is_not(page):
     """A dropped connection: batches stop coming while the run is live."""
+    page.clock.install()
     page.goto("about:blank")
     run = Run()
     skeleton, reset = run.skeleton_and_reset()
     page.evaluate(HARNESS, [script(), skeleton])
     page.evaluate("v => window.__send(v)", reset)
     page.evaluate("v => window.__send(v)", run.step())
-    page.wait_for_function("() => window.__triggers.some(t => t[0] === 'resync')", timeout=9000)
+    page.clock.fast_forward(31_000)  # 30 s of silence
+    page.wait_for_function("() => window.__triggers.some(t => t[0] === 'resync')", timeout=5000)
     page.evaluate("v => window.__send(v)", run.sess.feed.snapshot(run.sess.run, run.sess.overrides))
     page.evaluate("v => window.__send(v)", run.finish())  # carries "end"
     page.evaluate("window.__triggers.length = 0")
-    page.wait_for_timeout(7500)
+    page.clock.fast_forward(61_000)
     assert page.evaluate("window.__triggers") == []
     assert page.evaluate(TEXTS_JS) == run.shown({cid: len(t) for cid, t in run.answers.items()})

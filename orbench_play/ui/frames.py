@@ -48,8 +48,9 @@ class Frame:
     start: bool = False
     """The run's first frame: the page gets the grid's skeleton."""
     final: bool = False
-    scores: bool = False
-    """Results changed: re-render the scoreboard and plot (the page; the API gets them at the end)."""
+    scores: bool = True
+    """Let the scoreboard and plot follow the results (paced, see `live_feed.Pacing`;
+    the API gets them at the end)."""
     heartbeat: bool = False
     """A quiet moment of a live run: the page's feed still hears from it."""
     notes: list[str] = field(default_factory=list)
@@ -70,21 +71,32 @@ class Frame:
         """The page's outputs: `[progress, grid, grid_feed, scoreboard, plot,
         download_csv, download_jsonl, override_cell, state]` (an override:
         the same without progress and grid)."""
-        sess = self.sess
+        sess, now = self.sess, time.monotonic()
+        pace = sess.feed.pacing
+        progress = self._progress() if self.kind != "override" else ""
         if self.kind == "message":
-            return (self._progress(), *(_skip() for _ in range(7)), sess)
+            pace.sent_progress(progress, now)
+            return (progress, *(_skip() for _ in range(7)), sess)
         grid = feed = _skip()
         if self.start and sess.run is not None:
             grid, feed = sess.feed.start(sess.run, sess.overrides)
+            pace = sess.feed.pacing
         else:
             batch = sess.feed.batch(sess.run, sess.overrides, heartbeat=self.heartbeat)
             if batch is not None:
                 feed = batch
-        board, plot = self.pg._score_outputs(sess) if self.scores or self.final else (_skip(), _skip())
+        board = plot = _skip()
+        if self.final or self.kind == "override" or (self.scores and pace.scores_due(sess.version, now)):
+            board, plot = self.pg._score_outputs(sess)
+            pace.sent_scores(sess.version, now, len(board) + len(plot))
         csv_path, jsonl_path, choices = self._final_extras() if self.final else (_skip(), _skip(), _skip())
         if self.kind == "override":
             return (feed, board, plot, csv_path, jsonl_path, choices, sess)
-        return (self._progress(), grid, feed, board, plot, csv_path, jsonl_path, choices, sess)
+        if self.final or self.start or pace.progress_due(progress, now):
+            pace.sent_progress(progress, now)
+        else:
+            progress = _skip()
+        return (progress, grid, feed, board, plot, csv_path, jsonl_path, choices, sess)
 
     def api(self) -> tuple:
         """The API's outputs: `[progress, grid, scoreboard, plot, download_csv,

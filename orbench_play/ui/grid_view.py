@@ -271,8 +271,9 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
             text += f" · {cached} cached"
         if not run.stopped:
             text += f" · {state}"
-        if run.elapsed() is not None:
-            text += f" · {run.elapsed():.1f} s"
+        elapsed = run.elapsed()
+        if elapsed is not None:  # whole seconds while running: the line changes once a second, not every frame
+            text += f" · {elapsed:.1f} s" if run.finished else f" · {elapsed:.0f} s"
         inner = (
             f'<progress max="{max(total, 1)}" value="{finished}"></progress>'
             f'<span class="prog-text" data-state="{state}" data-done="{run.done_count()}" data-total="{total}" '

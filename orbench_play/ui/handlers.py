@@ -51,10 +51,6 @@ log = logging.getLogger(__name__)
 
 RENDER_INTERVAL_S = 0.1
 """At most ~10 frames a second, however many cells stream."""
-SCORE_INTERVAL_S = (1.0, 5.0)
-"""While a run streams, the scoreboard and plot (tens of kB) follow the results at most
-once a second, and less often as the run goes on (a fifth of the time so far, at most
-every 5 s), so that on a long run they never outweigh the answers themselves."""
 IDLE_FRAME_S = 1.0
 """With no news, the progress line (elapsed time) is still refreshed this often."""
 
@@ -260,8 +256,7 @@ class Playground(SetupHandlers, CompareHandlers):
 
         task = asyncio.create_task(pump())
         sess.task = task
-        scored_version, scored_at = sess.version, time.monotonic()
-        framed_at = scored_at
+        framed_at = time.monotonic()
         try:
             yield Frame(self, sess, start=True)
             while not task.done():
@@ -273,12 +268,8 @@ class Playground(SetupHandlers, CompareHandlers):
                 if quiet and now - framed_at < IDLE_FRAME_S:
                     continue
                 changed.clear()
-                wait = min(max(SCORE_INTERVAL_S[0], (now - run.started_at) / 5), SCORE_INTERVAL_S[1])
-                rescore = sess.version != scored_version and now - scored_at >= wait
-                if rescore:
-                    scored_version, scored_at = sess.version, now
                 framed_at = now
-                yield Frame(self, sess, scores=rescore, heartbeat=quiet)
+                yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
             failure = None
             if not task.cancelled() and task.exception() is not None:
                 failure = f"The run failed: {task.exception()!r}"

@@ -27,14 +27,15 @@ text. A batch is a JSON object:
   connection) holds later batches for a moment and then asks for a resync.
 - `{"r", "q", "reset": 1}` starts a run: the skeleton just sent is the state.
 - `"end": 1` on a batch (or snapshot) says the run is over. A quiet run sends
-  a bare `{"r", "q"}` about once a second, so a page that hears nothing for a
-  while during a run (a dropped connection) asks for a resync.
+  a bare `{"r", "q"}` about once a second, so a page that hears nothing for
+  long during a run (30 s: a dropped connection, not a busy server) asks for
+  a resync.
 - `{"r", "q", "snap": 1, "html": skeleton, "c": ..., "u": ..., "g": ...}` is a
   full snapshot (the answer to a resync): the page swaps in the skeleton, then
   applies the rest, and continues from `q`.
 
-`<` is written `\\u003c` in batches, so no answer text can look like markup to
-anything that scans the payload. Building a batch costs O(cells that changed),
+`<` is written `\\u003c` in answer text, so no answer can look like markup to
+anything that scans the payload (Gradio warns about `<script` in HTML values). Building a batch costs O(cells that changed),
 never O(grid): the session reports each changed cell with `touch`.
 """
 
@@ -81,6 +82,50 @@ def _changed(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     return changed
 
 
+PROGRESS_EVERY_S = 0.5
+"""While a run streams, the progress line follows at most twice a second."""
+SCORES_EVERY_S = 1.0
+SCORE_BUDGET = 0.5
+SCORE_BUDGET_MIN = 100_000
+"""The scoreboard and plot (tens of kB each time) follow the results at most once a
+second, and their updates during a run may cost at most half the bytes of the answer
+text sent so far (at least 100 kB): a long run's traffic stays proportional to its
+answers. The end of a run always brings them."""
+
+
+@dataclass(slots=True)
+class Pacing:
+    """How often the page's heavier outputs follow a live run (reset per run)."""
+
+    progress: str = ""
+    progress_at: float = 0.0
+    scored_version: int = -1
+    scored_at: float = 0.0
+    score_bytes: int = 0
+    score_size: int = 0
+    text_bytes: int = 0
+    """Bytes of answer text sent to the page this run."""
+
+    def progress_due(self, html: str, now: float) -> bool:
+        return html != self.progress and now - self.progress_at >= PROGRESS_EVERY_S
+
+    def sent_progress(self, html: str, now: float) -> None:
+        self.progress, self.progress_at = html, now
+
+    def scores_due(self, version: int, now: float) -> bool:
+        budget = max(SCORE_BUDGET_MIN, SCORE_BUDGET * self.text_bytes)
+        return (
+            version != self.scored_version
+            and now - self.scored_at >= SCORES_EVERY_S
+            and self.score_bytes + self.score_size <= budget
+        )
+
+    def sent_scores(self, version: int, now: float, size: int) -> None:
+        self.scored_version, self.scored_at = version, now
+        self.score_bytes += size
+        self.score_size = size
+
+
 def _dumps(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
@@ -96,6 +141,7 @@ class LiveFeed:
         self._groups: dict[int, dict[str, Any]] = {}
         self._dirty: set[int] = set()
         self._ended = False
+        self.pacing = Pacing()
 
     def touch(self, run: int, index: int) -> None:
         """Cell `index` of run `run` changed (cheap: called for every engine event)."""
@@ -110,6 +156,7 @@ class LiveFeed:
 
         html = render_grid(run, overrides, with_text=False)
         self._adopt(run, overrides)
+        self.pacing = Pacing()
         self.seq += 1
         return html, _dumps({"r": run.number, "q": self.seq, "reset": 1})
 
@@ -144,10 +191,11 @@ class LiveFeed:
         self._adopt(run, overrides)
         texts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
         self.seq += 1
-        message = {"r": run.number, "q": self.seq, "snap": 1, "html": html, "c": texts, "u": updates, "g": groups}
+        message: dict[str, Any] = {"r": run.number, "q": self.seq, "snap": 1, "c": texts, "u": updates, "g": groups}
         if run.finished:
             message["end"] = 1
-        return _dumps(message)
+        # Our own (escaped) markup goes in as it is: only answer text has its "<" written out.
+        return _dumps(message)[:-1] + ',"html":' + json.dumps(html, ensure_ascii=False) + "}"
 
     # -- internals ----------------------------------------------------------------
 
@@ -193,6 +241,7 @@ class LiveFeed:
             if end > sent.raw or replace:
                 piece = neutralise(cell.text[sent.raw : end])
                 texts.append([i, sent.offset, piece, 1] if replace else [i, sent.offset, piece])
+                self.pacing.text_bytes += len(piece)
                 sent.raw, sent.offset = end, sent.offset + utf16_len(piece)
             fields = cell_fields(cell, overrides.get(cell.cell_id))
             changed = _changed(sent.fields, fields)

@@ -7,7 +7,7 @@
 const HOLD_MS = 400; // how long a batch may wait for a missing one (or for its skeleton)
 const POLL_MS = 40;
 const RESYNC_AGAIN_MS = 3000; // a resync that got no answer may be asked again
-const SILENT_MS = 6000; // a live run says something at least every second: this much silence means a lost connection
+const SILENT_MS = 30000; // a live run says something about every second: this much silence means a lost connection
 const LABELS = [
   ["direct_answer", "answer"],
   ["direct_refusal", "refusal"],
