@@ -37,8 +37,9 @@ CHROMIUM_ARGS = [
 
 WATCH_JS = r"""
 (() => {
-  const B = window.__page = {expected: 1e9, allFinalAt: null, firstTextAt: null, mutations: 0};
+  const B = window.__page = {expected: 1e9, allFinalAt: null, firstTextAt: null, gridAt: null, mutations: 0};
   const check = () => {
+    if (B.gridAt === null && document.querySelector('#grid table.grid')) B.gridAt = Date.now();
     const vs = document.querySelectorAll('#grid .verdict[data-verdict]');
     let final = 0;
     for (const v of vs) if (v.getAttribute('data-verdict') !== 'pending') final++;
@@ -172,6 +173,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "page_encoded_bytes": counter.encoded,
         "responses_counted": len(counter.requests),
         "bytes_by_path": dict(sorted(counter.by_path.items(), key=lambda kv: -kv[1])[:8]),
+        "click_to_grid_s": None if seen.get("gridAt") is None else round((seen["gridAt"] - click_ms) / 1000, 3),
         "click_to_first_text_s": None
         if seen.get("firstTextAt") is None
         else round((seen["firstTextAt"] - click_ms) / 1000, 3),

@@ -38,7 +38,10 @@ def _session(url: str, seed: int, max_tokens: int) -> tuple[float, int, str | No
         done = sum(1 for r in rows if r.get("verdict") != "error" and not r.get("error"))
         return time.perf_counter() - start, done, None
     except Exception as exc:  # counted, reported
-        return time.perf_counter() - start, 0, f"{type(exc).__name__}: {exc}"
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return time.perf_counter() - start, 0, f"{type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
 
 
 def figures(quick: bool, command: str) -> list[Figure]:

@@ -254,32 +254,35 @@ class Playground(SetupHandlers, CompareHandlers):
             finally:
                 await agen.aclose()
 
-        task = asyncio.create_task(pump())
-        sess.task = task
-        framed_at = time.monotonic()
+        task: asyncio.Task | None = None
+        failure = None
         try:
+            # The skeleton leaves before the engine starts: its start-up work can hold the event loop.
             yield Frame(self, sess, start=True)
-            while not task.done():
-                await asyncio.wait({task}, timeout=RENDER_INTERVAL_S)
-                if task.done():
-                    break
-                now = time.monotonic()
-                quiet = not changed.is_set()
-                if quiet and now - framed_at < IDLE_FRAME_S:
-                    continue
-                changed.clear()
-                framed_at = now
-                yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
-            failure = None
-            if not task.cancelled() and task.exception() is not None:
-                failure = f"The run failed: {task.exception()!r}"
-                log.error("run failed", exc_info=task.exception())
+            if sess.run is run and not run.finished:  # not stopped or replaced meanwhile
+                task = asyncio.create_task(pump())
+                sess.task = task
+                framed_at = time.monotonic()
+                while not task.done():
+                    await asyncio.wait({task}, timeout=RENDER_INTERVAL_S)
+                    if task.done():
+                        break
+                    now = time.monotonic()
+                    quiet = not changed.is_set()
+                    if quiet and now - framed_at < IDLE_FRAME_S:
+                        continue
+                    changed.clear()
+                    framed_at = now
+                    yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
+                if not task.cancelled() and task.exception() is not None:
+                    failure = f"The run failed: {task.exception()!r}"
+                    log.error("run failed", exc_info=task.exception())
         finally:
-            if not task.done():
+            if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
-            if sess.task is task:
+            if task is not None and sess.task is task:
                 sess.task = None
             if sess.run is run:
                 sess.finish_run()
