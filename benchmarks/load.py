@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from collections import Counter
 
 from . import common
 from .app_server import AppProcess
@@ -26,16 +27,21 @@ PER_CATEGORY = 2
 MODELS = {"fake-long": "long", "fake-long-b": "long:b"}
 
 
+CELL_ERRORS: Counter[str] = Counter()
+"""Why cells failed, by the start of their message (a figure's detail)."""
+
+
 def _session(url: str, seed: int, max_tokens: int) -> tuple[float, int, str | None]:
     """(seconds, finished cells, error) of one visitor's run."""
     from gradio_client import Client
 
     start = time.perf_counter()
     try:
-        client = Client(url, verbose=False)
+        client = Client(url, verbose=False, download_files=False)  # the figure is the run, not file downloads
         out = client.predict(list(MODELS), "hard-1k", CATEGORIES, PER_CATEGORY, seed, max_tokens, api_name="/run")
         rows = out[6]["run"]["results"]
         done = sum(1 for r in rows if r.get("verdict") != "error" and not r.get("error"))
+        CELL_ERRORS.update(str(r["error"])[:48] for r in rows if r.get("error"))
         return time.perf_counter() - start, done, None
     except Exception as exc:  # counted, reported
         import traceback
@@ -53,6 +59,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
     except ImportError:
         return [skipped(name, "x", "gradio_client is not installed", command)]
     extra = ("--words", str(words), "--long-seconds", str(seconds))
+    CELL_ERRORS.clear()
     with common.FakeServerProcess(extra=extra) as server, AppProcess(server.base_url, MODELS) as app:
         url = app.root + "/"
         _session(url, 8999, 1500)  # warm-up: imports, pools, first-call set-up
@@ -92,6 +99,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "app_cpu_ms_per_cell": round(1000 * app_cpu / (sessions * cells), 2),
         "lost_cells": sessions * cells - sum(d for _, d, _ in results),
         "session_errors": errors[:3],
+        "cell_errors": dict(CELL_ERRORS.most_common(4)),
         "floor_name": "one session alone (median of 2)",
         "target": "ratio <= 3",
         "meets_target": None if quick else bool(p95 <= 3 * solo_s),
