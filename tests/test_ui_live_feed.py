@@ -90,6 +90,8 @@ def test_long_answers_stop_at_the_cap_and_say_how_much_more_the_export_has():
     s.apply(delta(ps[0], "m0", "z" * 5))
     b = batch(s)
     assert "c" not in b and b["u"][0][1] == {"x": 25}
+    snap = json.loads(s.feed.snapshot(s.run, s.overrides))  # the skeleton has no text: the note comes with it
+    assert len(snap["c"][0][2]) == safe_html.MAX_SHOWN_CHARS and snap["u"][0][1] == {"x": 25}
 
 
 def test_a_final_answer_that_is_not_the_stream_extended_resends_only_where_they_differ():

@@ -209,7 +209,9 @@ class LiveFeed:
         self._ended = run.finished
         for cid in run.order:
             cell = run.cells[cid]
-            self._sent[cell.index] = _Sent(epoch=cell.text_epoch, fields=cell_fields(cell, overrides.get(cid)))
+            fields = cell_fields(cell, overrides.get(cid))
+            fields["x"] = 0  # the skeleton has no text, so no "… more in the export" either
+            self._sent[cell.index] = _Sent(epoch=cell.text_epoch, fields=fields)
             if cell.text:
                 self._dirty.add(cell.index)
         self._groups = {}
