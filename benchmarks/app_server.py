@@ -82,12 +82,7 @@ class AppProcess:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            common.stop_process(self.proc)
         self._log.close()
         if self._tmp is not None:
             self._tmp.cleanup()

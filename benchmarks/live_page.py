@@ -23,17 +23,8 @@ from pathlib import Path
 
 from . import common
 from .app_server import AppProcess
+from .live import CHROMIUM, CHROMIUM_ARGS
 from .report import Figure, ratio, skipped
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 WATCH_JS = r"""
 (() => {

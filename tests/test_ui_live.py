@@ -12,7 +12,7 @@ import time
 
 import pytest
 from fake_openai import long_answer_text
-from support import chromium, serve_playground
+from support import chromium, fake_models_yaml, serve_playground
 
 from orbench_play.types import VERDICTS
 from orbench_play.ui import safe_html
@@ -71,14 +71,7 @@ CELLS_JS = """() => [...document.querySelectorAll('#grid [data-i]')].map(box => 
 
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    lines = ["model_list:"]
-    for name, behaviour in MODELS.items():
-        lines += [
-            f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{fake_server.base_url}', api_key: sk-fake}}",
-        ]
-    config = tmp_path_factory.mktemp("ui-live") / "models.yaml"
-    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = fake_models_yaml(tmp_path_factory.mktemp("ui-live") / "models.yaml", fake_server.base_url, MODELS)
     with serve_playground(config) as url:
         yield url
 
