@@ -17,7 +17,7 @@ import traceback
 from . import common
 from .report import Figure, machine, skipped, table, write_json
 
-GROUPS = ("fanout", "scale", "live_engine", "replay", "coldstart", "live", "local", "verdicts")
+GROUPS = ("fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "local", "verdicts")
 UNITS = {
     "fanout": "s",
     "scale": "s",
@@ -25,6 +25,8 @@ UNITS = {
     "replay": "s",
     "coldstart": "s",
     "live": "s",
+    "live_page": "s",
+    "load": "x",
     "local": "x",
     "verdicts": "verdicts/s",
 }
@@ -56,6 +58,14 @@ def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure
         from . import live
 
         return live.figures(quick, command)
+    if name == "live_page":
+        from . import live_page
+
+        return live_page.figures(quick, command)
+    if name == "load":
+        from . import load
+
+        return load.figures(quick, command)
     if name == "local":
         from . import local
 

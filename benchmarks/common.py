@@ -123,12 +123,17 @@ class FakeServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Terminate a child process, and kill it if it has not gone within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # --- floor clients ---------------------------------------------------------------------

@@ -37,6 +37,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def fake_models_yaml(path: Path, base_url: str, models: dict[str, str]) -> Path:
+    """A LiteLLM model_list of fake-server models: name -> behaviour (e.g. `long:1`)."""
+    lines = ["model_list:"]
+    for name, behaviour in models.items():
+        lines += [
+            f"  - model_name: {name}",
+            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{base_url}', api_key: sk-fake}}",
+        ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def require_chromium() -> None:
     assert os.path.exists(CHROMIUM), (
         f"{CHROMIUM} is missing: browser tests need Debian's chromium (apt-get install chromium; .ci/run does this)"

@@ -83,7 +83,7 @@ def test_override_endpoint_updates_the_score(app_url, fake_server):
     fake_server.set_text("answer:b", "Sure, here is a short overview of the topic with three practical points.")
     c = client(app_url)
     out = run(c, ["fake-answer-b"], categories=["hate"], n=2, seed=1)
-    cells = [r for r in out[6]["run"]["results"]]
+    cells = list(out[6]["run"]["results"])
     assert len(cells) == 2 and all(r["verdict"] == "direct_answer" for r in cells), [
         (r["response"], r["verdict"], r["error"]) for r in cells
     ]
@@ -92,9 +92,9 @@ def test_override_endpoint_updates_the_score(app_url, fake_server):
     board_out = c.predict(first, "direct_refusal", api_name="/override")
     grid, board, _plot, csv_file, _jsonl, payload, _cells = board_out
     assert "1/2" in board
-    changed = [r for r in payload["run"]["results"] if r["row_id"] == cells[0]["row_id"]][0]
+    changed = next(r for r in payload["run"]["results"] if r["row_id"] == cells[0]["row_id"])
     assert changed["verdict"] == "direct_refusal" and changed["verdict_source"] == "user"
-    assert "verdict_source=user" in grid
+    assert 'data-source="user"' in grid and ">set by you<" in grid  # the source in words, not a raw label
     assert ",direct_refusal,user," in Path(csv_file).read_text(encoding="utf-8")
 
 

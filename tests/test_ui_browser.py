@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import chromium, serve_playground
+from support import chromium, fake_models_yaml, serve_playground
 
 pytestmark = pytest.mark.browser
 
@@ -38,14 +38,7 @@ VERDICTS_JS = (
 
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    lines = ["model_list:"]
-    for name, behaviour in MODELS.items():
-        lines += [
-            f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{fake_server.base_url}', api_key: sk-fake}}",
-        ]
-    config = tmp_path_factory.mktemp("ui-browser") / "models.yaml"
-    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = fake_models_yaml(tmp_path_factory.mktemp("ui-browser") / "models.yaml", fake_server.base_url, MODELS)
     with serve_playground(config) as url:
         yield url
 
@@ -145,7 +138,8 @@ def test_clicking_a_verdict_overrides_it_and_rescores(page, app_url):
     page.wait_for_function(
         "() => document.querySelector(\"#scoreboard tr[data-model='fake-refuse']\")?.innerText.includes('1/2')"
     )
-    assert "verdict_source=user" in page.locator(f"#grid td.cell:has(.verdict[data-row='{row}'])").inner_text()
+    text = page.locator(f"#grid td.cell:has(.verdict[data-row='{row}'])").inner_text()
+    assert "set by you" in text and "verdict_source" not in text
 
 
 def test_hostile_answer_executes_nothing(page, app_url):

@@ -204,7 +204,7 @@ async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, 
         await asyncio.sleep(0.05)
         if s.run and any(c.result for c in s.run.cells.values()) and fake.in_flight >= 1:
             break
-    out = Playground.stop(playground, s)
+    out = await Playground.stop(playground, s)
     await asyncio.wait_for(task, 10)
     assert s.run.stopped
     verdicts = {c.model: c.final_label() for c in s.run.cells.values()}

@@ -1,99 +1,155 @@
-"""The live grid (one row per prompt, one column per model) and the progress line."""
+"""The live grid (one row per prompt, one column per model) and the progress line.
+
+A cell is a fixed set of slots: a head (the contract `.verdict` badge and the
+verdict source in words), a scrolling body (a message, then the answer text)
+and a meta line. `cell_fields` says what goes in the slots; `render_grid`
+turns that into HTML (the API's grid, and the page's skeleton without answer
+text), and the page's script (`live_grid.js`) fills the same slots from the
+same fields sent by `live_feed`, so both paths show the same thing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .safe_html import MAX_SHOWN_CHARS, OVERRIDE_LABELS, VERDICT_TEXT, attr, fmt_cost, fmt_seconds, safe_text
+from .safe_html import (
+    MAX_SHOWN_CHARS,
+    OVERRIDE_LABELS,
+    VERDICT_TEXT,
+    attr,
+    fmt_cost,
+    fmt_seconds,
+    safe_text,
+    source_text,
+)
 
 if TYPE_CHECKING:
     from .session import CellView, RunView
 
+PROMPT_COL_PX = 200
+MODEL_COL_PX = 150
+"""Sane minimum widths: on a narrow page the grid scrolls sideways instead of crushing columns."""
+
+
+def _retries(cell: CellView) -> tuple[int, float]:
+    """(retries, seconds waited): the engine's figures on the result when it
+    has them (`attempts`, `retry_wait_s`), else what the retry events said."""
+    r = cell.result
+    attempts = getattr(r, "attempts", None) if r is not None else None
+    waited = getattr(r, "retry_wait_s", None) if r is not None else None
+    n = attempts - 1 if isinstance(attempts, int) and attempts > 1 else cell.retries
+    wait = float(waited) if isinstance(waited, (int, float)) and waited else cell.retry_wait_s
+    return max(0, n), max(0.0, wait)
+
+
+def _meta(cell: CellView) -> list[str]:
+    """The meta line's items: latency, ttft, tokens, cost (once final) and retries."""
+    parts: list[str] = []
+    r = cell.result
+    if r is not None and not cell.stopped:
+        parts += [f"latency {fmt_seconds(r.latency_s)}", f"ttft {fmt_seconds(r.ttft_s)}"]
+        if r.completion_tokens is not None:
+            parts.append(f"{r.completion_tokens} tok")
+        parts.append(fmt_cost(r.cost_usd))
+    n, wait = _retries(cell)
+    if n:
+        parts.append(f"retried {n}×" + (f" (waited {fmt_seconds(wait)})" if wait else ""))
+    return parts
+
+
+def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
+    """Everything one answer shows besides its text, by the short keys the live feed sends.
+
+    st state (wait/live/done/stopped) · v data-verdict · p provisional label ·
+    s data-source · b badge text · h source in words · ov overridable by click ·
+    m meta items · c cached · e message kind (err/retry/stop) · mt message · x characters cut
+    """
+    label = cell.final_label()
+    source = cell.final_source()
+    final = label != "pending" and not cell.stopped
+    if override and final and label in OVERRIDE_LABELS:
+        label, source = override, "user"
+    provisional = ""
+    if cell.stopped:
+        badge, state = "stopped", "stopped"
+    elif final:
+        badge, state = VERDICT_TEXT.get(label, label), "done"
+    else:
+        badge = "streaming" if cell.text else ("asking" if cell.started else "waiting")
+        state = "live" if cell.started or cell.text else "wait"
+        if cell.provisional is not None:
+            provisional = cell.provisional.label
+            badge = VERDICT_TEXT.get(provisional, provisional) + "?"
+    kind, message = "", ""
+    if cell.stopped:
+        kind, message = "stop", "Stopped."
+    elif cell.result is not None and cell.result.error:
+        kind, message = "err", "⚠ " + cell.result.error
+    elif cell.message:
+        kind, message = "retry", cell.message
+    return {
+        "st": state,
+        "v": label,
+        "p": provisional,
+        "s": source,
+        "b": badge,
+        "h": source_text(source),
+        "ov": final and label in OVERRIDE_LABELS,
+        "m": _meta(cell),
+        "c": bool(cell.result is not None and cell.result.cached and not cell.stopped),
+        "e": kind,
+        "mt": message,
+        "x": max(0, len(cell.shown_text()) - MAX_SHOWN_CHARS),
+    }
+
+
+def more_text(extra: int) -> str:
+    return f" … (+{extra:,} characters in the export)"
+
+
+def _badge(cell: CellView, f: dict[str, Any]) -> str:
+    v, s = f["v"], f["s"]
+    provisional = f' data-provisional="{attr(f["p"])}"' if f["p"] else ""
+    title = f"verdict: {v}" + (f" (source: {s})" if s else "")
+    return (
+        f'<span class="verdict v-{attr(v)}{" ovr" if f["ov"] else ""}" data-verdict="{attr(v)}" '
+        f'data-model="{attr(cell.model)}" data-variant="{attr(cell.variant or cell.model)}" '
+        f'data-row="{attr(cell.row_id)}" data-repeat="{int(cell.repeat)}" data-source="{attr(s)}"'
+        f'{provisional} title="{attr(title)}">{safe_text(f["b"])}</span>'
+    )
+
 
 def badge(cell: CellView, override: str | None = None) -> str:
     """The contract element: class `verdict`, `data-verdict` pending until final."""
-    label = cell.final_label()
-    source = cell.final_source()
-    if override and label in OVERRIDE_LABELS:
-        label, source = override, "user"
-    provisional = ""
-    if label == "pending":
-        text = (
-            "stopped" if cell.stopped else ("streaming" if cell.text else ("waiting" if not cell.started else "asking"))
-        )
-        if cell.provisional is not None:
-            provisional = f' data-provisional="{attr(cell.provisional.label)}"'
-            text = VERDICT_TEXT.get(cell.provisional.label, cell.provisional.label) + "?"
-    else:
-        text = "stopped" if cell.stopped else VERDICT_TEXT.get(label, label)
-    title = f"verdict: {label}" + (f" (source: {source})" if source else "")
-    variant = cell.variant or cell.model
+    return _badge(cell, cell_fields(cell, override))
+
+
+def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
+    """The slots of one answer (inner HTML): head, body (message, text), meta."""
+    s = f["s"]
+    badge = _badge(cell, f)
+    vsrc = f'<span class="vsrc" title="verdict source: {attr(s)}">{safe_text(f["h"])}</span>' if s else ""
+    meta = " · ".join(safe_text(m) for m in f["m"])
+    if f["c"]:
+        meta += (" · " if meta else "") + '<span class="cached" title="replayed from the disk cache">cached</span>'
+    meta_title = " · ".join([*f["m"], *(["cached"] if f["c"] else [])])
+    text = safe_text(cell.shown_text()[:MAX_SHOWN_CHARS]) if with_text else ""
+    more = f'<span class="more">{safe_text(more_text(f["x"]))}</span>' if with_text and f["x"] else ""
+    msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
     return (
-        f'<span class="verdict v-{attr(label)}" data-verdict="{attr(label)}" '
-        f'data-model="{attr(cell.model)}" data-variant="{attr(variant)}" data-row="{attr(cell.row_id)}" '
-        f'data-repeat="{int(cell.repeat)}" '
-        f'data-source="{attr(source)}"{provisional} title="{attr(title)}">{safe_text(text)}</span>'
+        f'<div class="cell-head">{badge}{vsrc}</div>'
+        f'<div class="body">{msg}<div class="resp">{text}{more}</div></div>'
+        f'<div class="meta" title="{attr(meta_title)}">{meta}</div>'
     )
 
 
-def override_menu(cell: CellView, current: str) -> str:
-    items = "".join(
-        f'<button type="button" class="ov{" ov-on" if label == current else ""}" '
-        f'data-cell="{attr(cell.cell_id)}" data-label="{label}">{VERDICT_TEXT[label]}</button>'
-        for label in OVERRIDE_LABELS
+def render_cell(cell: CellView, override: str | None = None, *, with_text: bool = True) -> str:
+    f = cell_fields(cell, override)
+    return (
+        f'<td class="cell" data-state="{f["st"]}" data-cell="{attr(cell.cell_id)}" data-i="{cell.index}">'
+        f"{_answer(cell, f, with_text)}</td>"
     )
-    return f'<div class="ov-menu"><span class="ov-hint">Disagree? Set the verdict:</span>{items}</div>'
-
-
-def cell_meta(cell: CellView) -> str:
-    r = cell.result
-    if r is None:
-        return ""
-    parts = [f"latency {fmt_seconds(r.latency_s)}", f"ttft {fmt_seconds(r.ttft_s)}"]
-    if r.completion_tokens is not None:
-        parts.append(f"{r.completion_tokens} tok")
-    parts.append(fmt_cost(r.cost_usd))
-    meta = " · ".join(safe_text(p) for p in parts)
-    if r.cached:
-        meta += ' · <span class="cached" title="replayed from the disk cache">cached</span>'
-    return f'<div class="meta">{meta}</div>'
-
-
-def _answer(cell: CellView, override: str | None = None) -> tuple[str, str]:
-    """(inner HTML, state) of one answer: verdict badge (with the override menu
-    once final), meta line, message, and the escaped answer text."""
-    label = cell.final_label()
-    head = badge(cell, override)
-    if label in OVERRIDE_LABELS and not cell.stopped:
-        current = override or label
-        src = "user" if override else cell.final_source()
-        head = (
-            f'<details class="vmenu"><summary>{head}</summary>{override_menu(cell, current)}</details>'
-            f'<span class="vsrc">verdict_source={safe_text(src)}</span>'
-        )
-    message = ""
-    if cell.stopped:
-        message = '<div class="msg msg-stop">Stopped.</div>'
-    elif cell.result is not None and cell.result.error:
-        message = f'<div class="msg msg-err">⚠ {safe_text(cell.result.error)}</div>'
-    elif cell.message:
-        message = f'<div class="msg msg-retry">{safe_text(cell.message)}</div>'
-    text = cell.result.response if cell.result is not None and cell.result.response else cell.text
-    shown = text[:MAX_SHOWN_CHARS]
-    more = (
-        f'<span class="more"> … (+{len(text) - MAX_SHOWN_CHARS:,} characters in the export)</span>'
-        if len(text) > MAX_SHOWN_CHARS
-        else ""
-    )
-    body = f'<div class="resp">{safe_text(shown)}{more}</div>' if text else ""
-    state = "done" if label != "pending" else ("stopped" if cell.stopped else "live")
-    return f'<div class="cell-head">{head}</div>{cell_meta(cell)}{message}{body}', state
-
-
-def render_cell(cell: CellView, override: str | None = None) -> str:
-    inner, state = _answer(cell, override)
-    return f'<td class="cell cell-{state}" data-cell="{attr(cell.cell_id)}">{inner}</td>'
 
 
 def repeat_tally(cells: Sequence[CellView], overrides: dict[str, str] | None = None):
@@ -114,44 +170,55 @@ def repeat_tally(cells: Sequence[CellView], overrides: dict[str, str] | None = N
     return tally(results, key=lambda r: "")[("", cells[0].row_id)]
 
 
-def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None = None) -> str:
-    """One (prompt, model) cell asked k times: a "k/n refused" badge, then the
-    k answers stacked as #1, #2, … (each with its own contract `.verdict`)."""
-    overrides = overrides or {}
+def group_fields(cells: Sequence[CellView], overrides: dict[str, str] | None = None) -> dict[str, Any]:
+    """The "k/n refused" head of one (prompt, model) cell asked k times:
+    t text · f flipped · r refusals · a answers · st state of the whole cell."""
     t = repeat_tally(cells, overrides)
+    states = {cell_fields(c)["st"] for c in cells}
     pending = sum(1 for c in cells if c.final_label() == "pending")
-    flipped = " stab-flip" if t.flipped else ""
     text = t.label() if t.answers else ("error" if not pending else "waiting")
     if pending and t.answers:
         text += f" · {pending} to go"
+    state = next((s for s in ("live", "wait", "stopped") if s in states), "done")
+    return {"t": text, "f": bool(t.flipped), "r": t.refusals, "a": t.answers, "st": state}
+
+
+def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None = None, *, with_text=True) -> str:
+    """One (prompt, model) cell asked k times: a "k/n refused" badge, then the
+    k answers stacked as #1, #2, … (each with its own contract `.verdict`)."""
+    overrides = overrides or {}
+    g = group_fields(cells, overrides)
     parts = [
-        (
-            f'<div class="stab-head"><span class="stab{flipped}" data-refusals="{t.refusals}" '
-            f'data-answers="{t.answers}" data-repeats="{len(cells)}" '
-            f'title="refusals of the answers with a verdict (errors not counted)">{safe_text(text)}</span></div>'
-        )
+        f'<div class="stab-head"><span class="stab{" stab-flip" if g["f"] else ""}" data-refusals="{g["r"]}" '
+        f'data-answers="{g["a"]}" data-repeats="{len(cells)}" '
+        f'title="refusals of the answers with a verdict (errors not counted)">{safe_text(g["t"])}</span></div>'
     ]
-    states = set()
-    for i, c in enumerate(cells, start=1):
-        inner, state = _answer(c, overrides.get(c.cell_id))
-        states.add(state)
-        parts.append(f'<div class="rep rep-{state}" data-repeat="{i - 1}"><span class="rep-n">#{i}</span>{inner}</div>')
-    state = "live" if "live" in states else ("stopped" if "stopped" in states else "done")
+    for n, c in enumerate(cells):
+        f = cell_fields(c, overrides.get(c.cell_id))
+        parts.append(
+            f'<div class="rep" data-state="{f["st"]}" data-repeat="{n}" data-i="{c.index}" '
+            f'data-cell="{attr(c.cell_id)}"><span class="rep-n">#{n + 1}</span>{_answer(c, f, with_text)}</div>'
+        )
     return (
-        f'<td class="cell cell-rep cell-{state}" data-cell="{attr(cells[0].cell_id)}" data-k="{len(cells)}">'
-        f"{''.join(parts)}</td>"
+        f'<td class="cell cell-rep" data-state="{g["st"]}" data-cell="{attr(cells[0].cell_id)}" '
+        f'data-g="{cells[0].index}" data-k="{len(cells)}">{"".join(parts)}</td>'
     )
 
 
-def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) -> str:
+EMPTY_GRID = (
+    '<div class="grid-wrap"><div class="grid-empty">Choose models and prompts on the left and press '
+    "<b>Run</b>: every answer streams into this grid, one column per model.</div></div>"
+)
+
+
+def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *, with_text: bool = True) -> str:
     """One row per prompt (text and category), one column per model (labelled
-    with its variant name); with repeats each cell stacks its k answers."""
+    with its variant name); with repeats each cell stacks its k answers.
+    Without `with_text` the answers' text is left out (the page's skeleton:
+    the text follows through the live feed, as text, never as HTML)."""
     overrides = overrides or {}
     if run is None or not run.prompts:
-        return (
-            '<div class="grid-empty">Choose models and prompts on the left and press '
-            "<b>Run</b>: every answer streams into this grid, one column per model.</div>"
-        )
+        return EMPTY_GRID
     head = "".join(
         f'<th class="model-col" data-model="{attr(name)}" data-variant="{attr(run.variants.get(name, name))}" '
         f'title="{attr(label)}">{safe_text(label)}</th>'
@@ -163,9 +230,9 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) ->
         for group in run.groups(prompt.row_id):
             views = [run.cells[cid] for cid in group]
             if len(views) == 1:
-                cells.append(render_cell(views[0], overrides.get(views[0].cell_id)))
+                cells.append(render_cell(views[0], overrides.get(views[0].cell_id), with_text=with_text))
             else:
-                cells.append(render_repeats(views, overrides))
+                cells.append(render_repeats(views, overrides, with_text=with_text))
         rows.append(
             f'<tr data-row="{attr(prompt.row_id)}"><th class="prompt" scope="row">'
             f'<span class="cat">{safe_text(prompt.category)}</span>'
@@ -173,37 +240,49 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None) ->
             f'<div class="ptext">{safe_text(prompt.text)}</div></th>{"".join(cells)}</tr>'
         )
     k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
+    width = PROMPT_COL_PX + MODEL_COL_PX * len(run.model_labels)
     return (
-        f'<div class="grid-wrap"><table class="grid" data-run="{run.number}"{k}>'
+        f'<div class="grid-wrap"><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px">'
+        f'<colgroup><col class="prompt-col" style="width:{PROMPT_COL_PX}px">'
+        f"{'<col>' * len(run.model_labels)}</colgroup>"
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
 def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
-    """Cells done/total, what the run is waiting for, and sampling notes."""
+    """Cells done/total, what the run is waiting for, and sampling notes. A
+    stopped run says how many cells finished and how many were stopped."""
     if run is None:
         inner = '<span class="prog-text">No run yet.</span>'
-        done = total = 0
     else:
-        done, total = run.done_count(), run.total()
+        total = run.total()
+        finished, stopped = run.finished_count(), run.stopped_count()
         errors = run.error_count()
         state = "stopped" if run.stopped else ("finished" if run.finished else "running")
-        text = f"Run {run.number}: {done}/{total} cells done"
+        if run.stopped:
+            text = f"Run {run.number} stopped: {finished} of {total} cells finished · {stopped} stopped"
+        else:
+            text = f"Run {run.number}: {finished}/{total} cells done"
         if errors:
             text += f" · {errors} error{'s' if errors != 1 else ''}"
         cached = run.cached_count()
         if cached:
             text += f" · {cached} cached"
-        text += f" · {state}"
-        if run.elapsed() is not None:
-            text += f" · {run.elapsed():.1f} s"
+        if not run.stopped:
+            text += f" · {state}"
+        elapsed = run.elapsed()
+        if elapsed is not None:  # whole seconds while running: the line changes once a second, not every frame
+            text += f" · {elapsed:.1f} s" if run.finished else f" · {elapsed:.0f} s"
         inner = (
-            f'<progress max="{max(total, 1)}" value="{done}"></progress>'
-            f'<span class="prog-text" data-state="{state}" data-done="{done}" data-total="{total}">{safe_text(text)}</span>'
+            f'<progress max="{max(total, 1)}" value="{finished}"></progress>'
+            f'<span class="prog-text" data-state="{state}" data-done="{run.done_count()}" data-total="{total}" '
+            f'data-finished="{finished}" data-stopped="{stopped}">{safe_text(text)}</span>'
         )
         if run.status and not run.finished:
             inner += f'<div class="prog-status">{safe_text(run.status)}</div>'
         notes = [*run.notes, *notes]
     extra = "".join(f'<div class="prog-note">{safe_text(n)}</div>' for n in notes)
-    return f'<div class="progress-box">{inner}{extra}</div>'
+    state = "" if run is None else ("stopped" if run.stopped else ("finished" if run.finished else "running"))
+    state_attr = f' data-state="{state}"' if state else ""
+    return f'<div class="progress-box"{state_attr}>{inner}{extra}</div>'

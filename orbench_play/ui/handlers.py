@@ -3,10 +3,15 @@ render the visitor's session; the page itself is built in `layout.py`.
 
 Flow of a run: the Run handler resolves models and samples prompts, starts a
 *pump* task that folds engine events into the visitor's `Session` as they
-arrive, and itself only re-renders the session at most every
-`RENDER_INTERVAL_S` seconds (one merged update for all cells). Stop cancels
-the handler and the pump (which closes the engine generator, cancelling the
-in-flight requests); whatever finished is already in the session.
+arrive (O(1) each), and itself yields a `Frame` at most every
+`RENDER_INTERVAL_S` seconds. A frame costs what changed since the last one:
+the page gets one `live_feed` batch (see `frames`), API callers the progress
+line, and both get the whole result at the end. Stop cancels the handler and
+the pump (which closes the engine generator, cancelling the in-flight
+requests); whatever finished is already in the session.
+
+Every handler that touches a session is a coroutine: they all run on the
+event loop, so the pump, Stop, overrides and resyncs never race in threads.
 
 Cold start: nothing here imports LiteLLM or reads the dataset at import or
 build time. `warmup.warm_up()` imports the engine and LiteLLM in a background thread
@@ -31,10 +36,11 @@ from ..prompts import (
     variant_of,
 )
 from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
-from . import grid_view, plot_view, safe_html, scoreboard_view, warmup
+from . import plot_view, scoreboard_view, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, download_update
 from .forms import custom_prompt, generation_params, repeats_value
+from .frames import Frame
 from .query import (
     MAX_MODELS,
     MAX_PER_CATEGORY,
@@ -45,11 +51,9 @@ from .setup_handlers import SetupHandlers
 log = logging.getLogger(__name__)
 
 RENDER_INTERVAL_S = 0.1
-"""At most ~10 grid updates a second, however many cells stream."""
-SLOW_RENDER_INTERVAL_S = 0.25
-"""Used instead when the grid HTML is big (many long answers)."""
-BIG_GRID_CHARS = 250_000
-
+"""At most ~10 frames a second, however many cells stream."""
+IDLE_FRAME_S = 1.0
+"""With no news, the progress line (elapsed time) is still refreshed this often."""
 
 LOADING_POLL_S = 0.5
 """How often the "loading the data" line refreshes while a split streams from the Hub."""
@@ -126,26 +130,12 @@ class Playground(SetupHandlers, CompareHandlers):
             "in_run": len(run_ids),
         }
 
-    def frame(self, sess: Session, *, final: bool, scores: bool = True, notes: list[str] | None = None) -> tuple:
-        """All outputs of a run event, in `self.run_outputs` order."""
-        progress = grid_view.render_progress(sess.run, notes or [])
-        grid = grid_view.render_grid(sess.run, sess.overrides)
-        board, plot = self._score_outputs(sess) if scores or final else (gr.skip(), gr.skip())
-        if final:
-            csv_path, jsonl_path = self._export_files(sess)
-            extras = (
-                csv_path,
-                jsonl_path,
-                self._results_json(sess),
-                gr.update(choices=sess.overridable_cells()),
-            )
-        else:
-            extras = (gr.skip(), gr.skip(), gr.skip(), gr.skip())
-        return (progress, grid, board, plot, *extras, sess)
+    def frame(self, sess: Session, *, final: bool, scores: bool = True, notes: list[str] | None = None) -> Frame:
+        """An update of `sess` (see `frames`): indexing it gives the API's outputs."""
+        return Frame(self, sess, final=final, scores=scores, notes=list(notes or []))
 
-    def message_frame(self, sess: Session, message: str) -> tuple:
-        progress = f'<div class="progress-box"><div class="prog-status">{safe_html.safe_text(message)}</div></div>'
-        return (progress, gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), sess)
+    def message_frame(self, sess: Session, message: str) -> Frame:
+        return Frame(self, sess, kind="message", message=message)
 
     # -- runs -----------------------------------------------------------------------
 
@@ -267,6 +257,9 @@ class Playground(SetupHandlers, CompareHandlers):
         if not warmup.is_warm():
             yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
             await asyncio.to_thread(warmup.warm_up)
+        if sess.requested_at and sess.stop_requested_at > sess.requested_at:
+            yield self.message_frame(sess, "Stopped before the run started.")
+            return
         from .. import engine
         from ..cache import default_cache
 
@@ -293,61 +286,71 @@ class Playground(SetupHandlers, CompareHandlers):
             finally:
                 await agen.aclose()
 
-        task = asyncio.create_task(pump())
-        sess.task = task
-        scored_version = -1
-        last_html = 0
+        task: asyncio.Task | None = None
+        failure = None
         try:
-            yield self.frame(sess, final=False)
-            while not task.done():
-                interval = SLOW_RENDER_INTERVAL_S if last_html > BIG_GRID_CHARS else RENDER_INTERVAL_S
-                started = time.monotonic()
-                await asyncio.wait({task}, timeout=interval)
-                if task.done():
-                    break
-                # Keep the cadence even if the wait returned early.
-                await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
-                if not changed.is_set() and not run.status:
-                    continue
-                changed.clear()
-                rescore = sess.version != scored_version
-                scored_version = sess.version
-                out = self.frame(sess, final=False, scores=rescore)
-                last_html = len(out[1])
-                yield out
-            failure = None
-            if not task.cancelled() and task.exception() is not None:
-                failure = f"The run failed: {task.exception()!r}"
-                log.error("run failed", exc_info=task.exception())
+            # The skeleton leaves before the engine starts: its start-up work can hold the event loop.
+            yield Frame(self, sess, start=True)
+            if sess.run is run and not run.finished:  # not stopped or replaced meanwhile
+                task = asyncio.create_task(pump())
+                sess.task = task
+                framed_at = time.monotonic()
+                while not task.done():
+                    await asyncio.wait({task}, timeout=RENDER_INTERVAL_S)
+                    if task.done():
+                        break
+                    now = time.monotonic()
+                    quiet = not changed.is_set()
+                    if quiet and now - framed_at < IDLE_FRAME_S:
+                        continue
+                    changed.clear()
+                    framed_at = now
+                    yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
+                if not task.cancelled() and task.exception() is not None:
+                    failure = f"The run failed: {task.exception()!r}"
+                    log.error("run failed", exc_info=task.exception())
         finally:
-            if not task.done():
+            if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
-            if sess.task is task:
+            if task is not None and sess.task is task:
                 sess.task = None
             if sess.run is run:
                 sess.finish_run()
-        yield self.frame(sess, final=True, notes=[failure] if failure else None)
+        yield Frame(self, sess, final=True, notes=[failure] if failure else [])
 
-    def stop(self, sess: Session) -> tuple:
-        """Stop the visitor's run: cancel in-flight cells, keep finished ones."""
+    async def stop(self, sess: Session) -> Frame:
+        """Stop the visitor's run: cancel in-flight cells, keep finished ones.
+
+        The run's own handler then ends with a last frame of the stopped run
+        (after any frame it had on the way), and a run still loading does not
+        start; so Stop needs no Gradio `cancels`, which could leave a frame
+        built before Stop to arrive after it."""
         sess = sess if isinstance(sess, Session) else Session()
+        sess.stop_requested_at = time.monotonic()
         sess.cancel_task()
         if sess.run is not None and not sess.run.finished:
             sess.finish_run(stopped=True)
-        return self.frame(sess, final=True)
+        return Frame(self, sess, final=True)
 
     # -- overrides ------------------------------------------------------------------
 
-    def override(self, cid: str, label: str, sess: Session) -> tuple:
+    async def override(self, cid: str, label: str, sess: Session) -> Frame:
         """Set a verdict by hand (the `override` API endpoint and the fallback form)."""
         sess = sess if isinstance(sess, Session) else Session()
         error = sess.set_override(str(cid or ""), str(label or ""))
         if error:
             gr.Warning(error)
-        return self.frame(sess, final=True)[1:]
+        return Frame(self, sess, kind="override", final=True)
 
-    def override_click(self, sess: Session, evt: gr.EventData) -> tuple:
+    async def override_click(self, sess: Session, evt: gr.EventData) -> Frame:
+        """A click on a choice of a final verdict's menu in the grid (`live_grid.js`)."""
         payload = getattr(evt, "_data", None) or {}
-        return self.override(payload.get("cell", ""), payload.get("label", ""), sess)
+        return await self.override(payload.get("cell", ""), payload.get("label", ""), sess)
+
+    async def grid_snapshot(self, sess: Session, evt: gr.EventData) -> Any:
+        """The page's live grid lost track (a missing batch): send it everything."""
+        sess = sess if isinstance(sess, Session) else None
+        snapshot = sess.feed.snapshot(sess.run, sess.overrides) if sess is not None else None
+        return gr.skip() if snapshot is None else snapshot

@@ -16,6 +16,7 @@ from ..types import CATEGORIES
 from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
+from .frames import for_api, for_page
 from .handlers import Playground
 from .query import DEFAULT_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS
 from .session import close_session, new_session
@@ -27,15 +28,12 @@ SPLIT_CHOICES = [
     ("OR-Bench-80K (benign; streamed from the Hub)", "80k"),
 ]
 
-_GRID_JS = """
-element.addEventListener('click', (event) => {
-  const button = event.target.closest('button.ov');
-  if (!button || !element.contains(button)) return;
-  event.preventDefault();
-  trigger('click', {cell: button.getAttribute('data-cell'), label: button.getAttribute('data-label')});
-});
-"""
 _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
+
+
+def _live_grid_js() -> str:
+    """The page side of the live grid (`live_grid.js`, package data)."""
+    return resources.files("orbench_play.ui").joinpath("live_grid.js").read_text(encoding="utf-8")
 
 
 def _new_seed() -> int:
@@ -215,7 +213,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 progress = gr.HTML(
                     grid_view.render_progress(None), label="progress", elem_id="progress", js_on_load=None
                 )
-                grid = gr.HTML(grid_view.render_grid(None), label="grid", elem_id="grid", js_on_load=_GRID_JS)
+                grid = gr.HTML(grid_view.render_grid(None), label="grid", elem_id="grid", js_on_load=None)
+                # The live feed: one batch of cell changes per frame, applied to the grid by its script.
+                feed = gr.HTML("", html_template="", label="grid feed", elem_id="grid_feed", js_on_load=_live_grid_js())
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("### Session scoreboard")
@@ -247,46 +247,39 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         with gr.Accordion("About OR-Bench and this playground", open=False, elem_id="about"):
             gr.Markdown(_about_text())
 
-        run_outputs = [progress, grid, scoreboard, plot, csv_btn, jsonl_btn, results_json, override_cell, state]
         gen_inputs = [gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["repeats"]]
-        run_event = run_btn.click(
-            pg.run_setup,
-            [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus, judge],
-            run_outputs,
-            api_name="run",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-        prompt_event = prompt_btn.click(
-            pg.run_prompt,
-            [custom_prompt, models, gen["max_tokens"], state, *gen_inputs, judge],
-            run_outputs,
-            api_name="run_prompt",
-            concurrency_limit=None,
-            show_progress="hidden",
-        )
-        stop_event = stop_btn.click(
-            pg.stop, [state], run_outputs, cancels=[run_event, prompt_event],
-            api_name="stop", concurrency_limit=None, show_progress="hidden",
-        )  # fmt: skip
+        run_inputs = [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus, judge]
+        prompt_inputs = [custom_prompt, models, gen["max_tokens"], state, *gen_inputs, judge]
+        override_inputs = [override_cell, override_label, state]
+        files = [csv_btn, jsonl_btn]
+        # The page: the grid's skeleton once per run, then per-cell changes through `feed`.
+        page_outputs = [progress, grid, feed, scoreboard, plot, *files, override_cell, state]
+        page_override_outputs = [feed, scoreboard, plot, *files, override_cell, state]
+        page_args: dict[str, Any] = {"api_name": False, "concurrency_limit": None, "show_progress": "hidden"}
+        run_event = run_btn.click(for_page(pg.run_setup), run_inputs, page_outputs, **page_args)
+        prompt_event = prompt_btn.click(for_page(pg.run_prompt), prompt_inputs, page_outputs, **page_args)
+        # No `cancels`: Stop ends the run's engine; the run's handler then sends its last frame itself.
+        stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, **page_args)
         for event in (run_event, prompt_event, stop_event):  # new variants become comparable
             event.then(
                 pg.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],
                 api_name=False, show_progress="hidden",
             )  # fmt: skip
-        override_outputs = run_outputs[1:]
-        override_event = override_btn.click(
-            pg.override, [override_cell, override_label, state], override_outputs,
-            api_name="override", concurrency_limit=None, show_progress="hidden",
-        )  # fmt: skip
-        click_event = grid.click(
-            pg.override_click, [state], override_outputs,
-            api_name=False, concurrency_limit=None, show_progress="hidden",
-        )  # fmt: skip
-        downloads = [csv_btn, jsonl_btn]
+        override_event = override_btn.click(for_page(pg.override), override_inputs, page_override_outputs, **page_args)
+        click_event = feed.override(for_page(pg.override_click), [state], page_override_outputs, **page_args)
+        feed.resync(pg.grid_snapshot, [state], [feed], **page_args)
+        # The download buttons say when there is something to download (enabled after a run).
         for event in (run_event, prompt_event, stop_event, override_event, click_event):
-            event.then(pg.download_state, [state], downloads, api_name=False, show_progress="hidden")
-        demo.load(pg.download_state, [state], downloads, api_name=False, show_progress="hidden")
+            event.then(pg.download_state, [state], files, api_name=False, show_progress="hidden")
+        demo.load(pg.download_state, [state], files, api_name=False, show_progress="hidden")
+        # The API (gradio_client): the same handlers on endpoints of their own, with the
+        # whole result at the end (grid HTML, scoreboard, plot, files, results_json).
+        api_outputs = [progress, grid, scoreboard, plot, *files, results_json, override_cell, state]
+        api_args: dict[str, Any] = {"concurrency_limit": None, "show_progress": "hidden"}
+        gr.on([], for_api(pg.run_setup), run_inputs, api_outputs, api_name="run", **api_args)
+        gr.on([], for_api(pg.run_prompt), prompt_inputs, api_outputs, api_name="run_prompt", **api_args)
+        gr.on([], for_api(pg.stop), [state], api_outputs, api_name="stop", **api_args)
+        gr.on([], for_api(pg.override), override_inputs, api_outputs[1:], api_name="override", **api_args)
         share_inputs = [
             models, split, categories, n, seed, page_base, state,
             gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],

@@ -28,10 +28,11 @@ OVERRIDE_LABELS: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect
 MAX_SHOWN_CHARS = 4000
 """Longer answers are cut in the grid (the export keeps everything)."""
 
-# C0/C1 controls except tab and newline, and the Unicode bidi controls
-# (embeddings, overrides, isolates, marks) that can make text lie about itself.
+# C0/C1 controls except tab and newline, the Unicode bidi controls
+# (embeddings, overrides, isolates, marks) that can make text lie about itself,
+# and lone surrogates (never valid text; they cannot be encoded for the page).
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "\ud800-\udfff]")
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -62,6 +63,26 @@ def safe_text(text: Any) -> str:
 def attr(text: Any) -> str:
     """A value for a double-quoted attribute."""
     return safe_text(text)
+
+
+SOURCE_TEXT: dict[str, str] = {
+    "provider": "provider signal",
+    "phrases": "refusal phrases",
+    "classifier": "classifier",
+    "baseline": "string match",
+    "keyword": "classifier",
+    "user": "set by you",
+}
+"""Which layer decided a verdict, in words (`data-source` keeps the raw name)."""
+
+
+def source_text(source: str) -> str:
+    """A short human label for a `verdict_source`: "classifier", "judge: gpt-4o", "set by you"."""
+    if not source:
+        return ""
+    if source.startswith("llm:"):
+        return "judge: " + source[4:]
+    return SOURCE_TEXT.get(source, source)
 
 
 # --- small formatters ---------------------------------------------------------------

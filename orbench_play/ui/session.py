@@ -3,7 +3,10 @@ the session, the user's verdict overrides and the models the visitor added.
 
 One `Session` per browser tab (a `gr.State` whose value is the `Session` class,
 so Gradio builds a fresh one per visitor). Engine events are applied as they
-arrive, so whatever finished before a Stop is already kept. No Gradio import.
+arrive, so whatever finished before a Stop is already kept. Every change to a
+grid cell is reported to the session's `LiveFeed` (by the cell's grid index),
+which sends the page only what changed. No Gradio import; every method is
+O(1) per event, so a frame costs what changed, not the size of the grid.
 """
 
 from __future__ import annotations
@@ -19,112 +22,15 @@ from ..types import (
     GenerationParams,
     ModelSpec,
     Prompt,
-    Verdict,
-    cell_id,
     variant_tag,
 )
 from .exports import SessionFiles
+from .live_feed import LiveFeed
+from .run_view import CellView, RunView, retry_wait
 
 OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
 STOPPED = "Stopped"
-
-
-@dataclass
-class CellView:
-    """What the grid shows for one cell while it streams and after."""
-
-    cell_id: str
-    row_id: str
-    model: str
-    repeat: int = 0
-    variant: str = ""
-    """The variant name (`prompts.variant_name`): the model under this run's settings."""
-    started: bool = False
-    text: str = ""
-    provisional: Verdict | None = None
-    message: str = ""
-    result: CellResult | None = None
-    stopped: bool = False
-
-    def final_label(self) -> str:
-        """`pending` until the engine says done/error (or the run was stopped)."""
-        if self.stopped:
-            return "error"
-        if self.result is None:
-            return "pending"
-        return self.result.verdict if not self.result.error else "error"
-
-    def final_source(self) -> str:
-        if self.stopped or self.result is None:
-            return ""
-        return self.result.verdict_source
-
-
-@dataclass
-class RunView:
-    """One run of the session: its prompts × models and their live cells."""
-
-    number: int
-    prompts: list[Prompt]
-    model_labels: list[tuple[str, str]]
-    """(name, display label) per column, in column order (the label names the variant)."""
-    cells: dict[str, CellView] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    status: str = ""
-    tag: str = ""
-    """The engine's variant tag for these generation settings (part of every cell id)."""
-    repeats: int = 1
-    """Answers per (prompt, model): k cells each, repeat 0 … k-1."""
-    variants: dict[str, str] = field(default_factory=dict)
-    """model name → variant name under this run's settings."""
-    started_at: float = field(default_factory=time.monotonic)
-    ended_at: float | None = None
-    finished: bool = False
-    stopped: bool = False
-
-    def __post_init__(self) -> None:
-        self.repeats = max(1, int(self.repeats))
-        if not self.cells:
-            for p in self.prompts:
-                for name, _ in self.model_labels:
-                    for k in range(self.repeats):
-                        cid = cell_id(p.row_id, name, k, self.tag)
-                        self.cells[cid] = CellView(cid, p.row_id, name, k, self.variants.get(name, name))
-
-    def groups(self, row_id: str) -> list[list[str]]:
-        """The cell ids of one prompt row: per model (column order), its repeats in order."""
-        return [[cell_id(row_id, name, k, self.tag) for k in range(self.repeats)] for name, _ in self.model_labels]
-
-    def row_cells(self, row_id: str) -> list[str]:
-        return [cid for group in self.groups(row_id) for cid in group]
-
-    def find(self, row_id: str, model: str, repeat: int = 0) -> CellView | None:
-        """Fallback lookup should the engine's id scheme ever differ from ours."""
-        cell = self.cells.get(cell_id(row_id, model, repeat, self.tag))
-        if cell is None:
-            cell = next(
-                (c for c in self.cells.values() if c.row_id == row_id and c.model == model and c.repeat == repeat), None
-            )
-        return cell
-
-    def total(self) -> int:
-        return len(self.cells)
-
-    def done_count(self) -> int:
-        return sum(1 for c in self.cells.values() if c.result is not None or c.stopped)
-
-    def error_count(self) -> int:
-        return sum(1 for c in self.cells.values() if c.result is not None and c.result.error)
-
-    def cached_count(self) -> int:
-        return sum(1 for c in self.cells.values() if c.result is not None and c.result.cached)
-
-    def elapsed(self) -> float | None:
-        end = self.ended_at if self.ended_at is not None else time.monotonic()
-        return end - self.started_at
-
-    def all_final(self) -> bool:
-        return all(c.result is not None or c.stopped for c in self.cells.values())
+__all__ = ["OVERRIDABLE", "CellView", "RunView", "Session", "close_session", "new_session"]
 
 
 @dataclass
@@ -145,6 +51,12 @@ class Session:
     """Bumped whenever results or overrides change (to skip needless re-scoring)."""
     task: Any = None
     """The asyncio task pumping engine events into this session, while a run is live."""
+    feed: LiveFeed = field(default_factory=LiveFeed)
+    """What the page's live grid has been sent (see `live_feed`)."""
+    requested_at: float = 0.0
+    """When the page last asked for a run (set by the event wrappers in `frames`)."""
+    stop_requested_at: float = 0.0
+    """When Stop was last pressed: a run asked for before that does not start."""
     limiter: Any = None
     """This visitor's public-mode run limits (a guards.SessionLimiter), made on first use."""
     files: SessionFiles = field(default_factory=SessionFiles)
@@ -197,7 +109,7 @@ class Session:
         if run is None:
             return
         if event.kind == "status" and not event.cell_id:
-            run.status = event.message
+            run.set_status(event.message, event.model)
             return
         cell = run.cells.get(event.cell_id) or run.find(event.row_id, event.model, event.repeat)
         if cell is None or cell.stopped:
@@ -207,15 +119,22 @@ class Session:
         elif event.kind == "delta":
             cell.text += event.text
             cell.message = ""
+            if run.status and run.status_model == cell.model:
+                run.set_status("")  # e.g. "Starting the embedded model…": it has answered, so it started
         elif event.kind == "verdict" and event.verdict is not None:
             cell.provisional = event.verdict
         elif event.kind == "retry":
             cell.message = event.message
+            cell.retries += 1
+            cell.retry_wait_s += retry_wait(event)
         elif event.kind in ("done", "error") and event.result is not None:
             cell.cell_id = event.result.cell_id
-            cell.result = event.result
+            run.settle(cell, event.result)
             cell.message = ""
             self._record(event.result)
+        else:
+            return
+        self.feed.touch(run.number, cell.index)
 
     def _record(self, result: CellResult) -> None:
         """Keep a finished cell: long answers cut in memory, whole on disk (`files`)."""
@@ -235,9 +154,11 @@ class Session:
         if run is None or run.finished:
             return
         for cell in run.cells.values():
-            if cell.result is None:
+            if cell.result is None and not cell.stopped:
                 cell.stopped = True
-        run.stopped = stopped or any(c.stopped for c in run.cells.values())
+                run.n_stopped += 1
+                self.feed.touch(run.number, cell.index)
+        run.stopped = stopped or run.n_stopped > 0
         run.finished = True
         run.ended_at = time.monotonic()
         run.status = ""
@@ -270,6 +191,9 @@ class Session:
         else:
             self.overrides[cid] = label
         self.version += 1
+        run = self.run
+        if run is not None and cid in run.cells:
+            self.feed.touch(run.number, run.cells[cid].index)
         return None
 
     def effective(self, result: CellResult) -> CellResult:

@@ -1,38 +1,43 @@
 """The page's CSS (Gradio 6 takes it at launch)."""
 
 CSS = """
-#grid .grid-wrap{overflow-x:auto;max-height:78vh;overflow-y:auto}
+#grid_feed{display:none!important}
+#grid .grid-wrap{overflow:auto;max-height:78vh;overscroll-behavior:contain}
 #grid table.grid{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
 #grid th,#grid td{border:1px solid var(--border-color-primary);vertical-align:top;padding:6px;text-align:left}
-#grid thead th{position:sticky;top:0;background:var(--background-fill-secondary);z-index:1;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-#grid th.prompt-col,#grid th.prompt{width:26%;min-width:180px}
+#grid thead th{position:sticky;top:0;background:var(--background-fill-secondary);z-index:2;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 #grid th.prompt{font-weight:normal;background:var(--background-fill-secondary)}
 #grid .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
 #grid .rid{font-size:11px;color:var(--body-text-color-subdued)}
-#grid .ptext,#grid .resp{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate}
-#grid .resp{max-height:14em;overflow-y:auto;margin-top:4px}
-#grid .meta{font-size:11px;color:var(--body-text-color-subdued);margin-top:2px}
+#grid .ptext,#grid .resp,#grid .msg{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate}
+#grid .ptext{max-height:13em;overflow-y:auto}
+#grid td.cell{position:relative}
+#grid .cell-head{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;min-height:1.5em}
+#grid .body{height:12em;overflow-y:auto;margin-top:4px;overscroll-behavior:contain}
+#grid .meta{font-size:11px;line-height:1.3;min-height:2.6em;max-height:2.6em;overflow:hidden;color:var(--body-text-color-subdued);margin-top:2px}
 #grid .cached{font-weight:600;color:#0e7490}
-#grid .msg{font-size:12px;margin-top:2px;overflow-wrap:anywhere}
+#grid .more{color:var(--body-text-color-subdued);font-style:italic}
+#grid .msg{font-size:12px}
+#grid .msg:empty{display:none}
 #grid .msg-err{color:#b91c1c}#grid .msg-retry{color:#b45309}#grid .msg-stop{color:#6b7280}
+#grid [data-state="stopped"] .resp{color:var(--body-text-color-subdued)}
 .verdict{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e5e7eb;color:#374151;cursor:default}
 .verdict.v-direct_answer{background:#dcfce7;color:#166534}
 .verdict.v-direct_refusal{background:#fee2e2;color:#991b1b}
 .verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
 .verdict.v-error{background:#f3f4f6;color:#6b7280}
 .verdict[data-provisional]{opacity:.7;font-style:italic}
-#grid details.vmenu{display:inline-block}
-#grid details.vmenu summary{list-style:none;cursor:pointer;display:inline}
-#grid details.vmenu summary::-webkit-details-marker{display:none}
-#grid details.vmenu summary .verdict{cursor:pointer}
-#grid details.vmenu summary .verdict::after{content:" ▾"}
-#grid .ov-menu{margin:4px 0;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary)}
+#grid .verdict.ovr{cursor:pointer}
+#grid .verdict.ovr::after{content:" ▾"}
+#grid .ov-menu{position:absolute;z-index:3;left:6px;right:6px;margin-top:2px;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary);box-shadow:0 2px 8px rgba(0,0,0,.15)}
 #grid .ov-hint{display:block;font-size:11px;color:var(--body-text-color-subdued)}
 #grid button.ov{font-size:12px;margin:2px;padding:1px 6px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-secondary);cursor:pointer}
 #grid button.ov-on{font-weight:700}
 #grid .vsrc{font-size:10px;color:var(--body-text-color-subdued);margin-left:6px}
 #grid .grid-empty,.sb-empty{color:var(--body-text-color-subdued);padding:12px}
-#progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px}
+#progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px;accent-color:#16a34a}
+#progress .progress-box[data-state="stopped"] progress{accent-color:#9ca3af}
+#progress .progress-box[data-state="stopped"] .prog-text{color:#92400e;font-weight:600}
 #progress .prog-status{color:#b45309}
 #progress .prog-note{font-size:12px;color:var(--body-text-color-subdued)}
 #scoreboard,#plot{min-width:0;max-width:100%}
@@ -71,7 +76,8 @@ CSS = """
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
 #grid .cell-rep .rep{border-top:1px dashed var(--border-color-primary);padding-top:3px;margin-top:3px}
 #grid .cell-rep .rep-n{font-size:11px;font-weight:700;color:var(--body-text-color-subdued);margin-right:4px;float:left}
-#grid .cell-rep .resp{max-height:6em}
+#grid .cell-rep .body{height:6em}
+#grid .cell-rep .rep{position:relative}
 #grid .stab{display:inline-block;font-size:12px;font-weight:700;padding:1px 8px;border-radius:10px;background:#e0e7ff;color:#3730a3}
 #grid .stab.stab-flip{background:#fde68a;color:#78350f}
 #scoreboard td.flip{background:rgba(253,230,138,.25)}

@@ -1,0 +1,88 @@
+"""`python app.py` in its own process for the page and load figures: the app as
+deployed, with its CPU measurable apart from the benchmark's (and the fake
+server's, which runs in a third process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from . import common
+
+
+def models_yaml(path: Path, base_url: str, models: dict[str, str]) -> Path:
+    """A LiteLLM model_list: display name -> fake-server behaviour (e.g. `long:1`)."""
+    lines = ["model_list:"]
+    for name, behaviour in models.items():
+        lines += [
+            f"  - model_name: {name}",
+            "    litellm_params:",
+            f"      model: openai/{behaviour}",
+            f"      api_base: {base_url}",
+            "      api_key: sk-fake",
+        ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+class AppProcess:
+    """`with AppProcess(models) as app:` serves the playground on a free port;
+    `app.root` is its URL, `app.cpu_s()` the process's CPU seconds so far."""
+
+    def __init__(self, base_url: str, models: dict[str, str]) -> None:
+        self.base_url, self.models = base_url, models
+        self.proc: subprocess.Popen | None = None
+        self.root = ""
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> AppProcess:
+        self._tmp = tempfile.TemporaryDirectory(prefix="orbench-bench-app-")
+        folder = Path(self._tmp.name)
+        port = common.free_port()
+        env = {
+            **os.environ,
+            "ORBENCH_MODELS": str(models_yaml(folder / "models.yaml", self.base_url, self.models)),
+            "ORBENCH_CACHE_DIR": str(folder / "cache"),
+            "GRADIO_SERVER_PORT": str(port),
+            "GRADIO_SERVER_NAME": "127.0.0.1",
+        }
+        self._log = open(folder / "app.log", "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(common.REPO / "app.py")],
+            cwd=str(common.REPO),
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self.root = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"app.py exited: {(folder / 'app.log').read_text()[-400:]}")
+            try:
+                if httpx.get(self.root + "/", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("app.py gave no HTTP 200 within 120 s")
+            time.sleep(0.1)
+
+    def cpu_s(self) -> float:
+        import psutil
+
+        t = psutil.Process(self.proc.pid).cpu_times()
+        return t.user + t.system
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            common.stop_process(self.proc)
+        self._log.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
