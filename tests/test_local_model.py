@@ -37,7 +37,7 @@ def test_missing_model_gives_install_hint(monkeypatch):
 
 def test_slots_from_env(monkeypatch):
     monkeypatch.delenv("ORBENCH_LOCAL_SLOTS", raising=False)
-    assert lm.slots() == 4
+    assert lm.slots() == lm.DEFAULT_SLOTS == 16
     monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "2")
     assert lm.slots() == 2
     monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "many")
