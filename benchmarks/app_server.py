@@ -16,8 +16,9 @@ import httpx
 from . import common
 
 
-def models_yaml(path: Path, base_url: str, models: dict[str, str]) -> Path:
-    """A LiteLLM model_list: display name -> fake-server behaviour (e.g. `long:1`)."""
+def models_yaml(path: Path, base_url: str, models: dict[str, str], max_parallel: int | None = None) -> Path:
+    """A LiteLLM model_list: display name -> fake-server behaviour (e.g. `long:1`);
+    `max_parallel` sets each model's `max_parallel_requests` (default: the app's, 8)."""
     lines = ["model_list:"]
     for name, behaviour in models.items():
         lines += [
@@ -27,6 +28,8 @@ def models_yaml(path: Path, base_url: str, models: dict[str, str]) -> Path:
             f"      api_base: {base_url}",
             "      api_key: sk-fake",
         ]
+        if max_parallel is not None:
+            lines.append(f"      max_parallel_requests: {max_parallel}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -35,8 +38,8 @@ class AppProcess:
     """`with AppProcess(models) as app:` serves the playground on a free port;
     `app.root` is its URL, `app.cpu_s()` the process's CPU seconds so far."""
 
-    def __init__(self, base_url: str, models: dict[str, str]) -> None:
-        self.base_url, self.models = base_url, models
+    def __init__(self, base_url: str, models: dict[str, str], max_parallel: int | None = None) -> None:
+        self.base_url, self.models, self.max_parallel = base_url, models, max_parallel
         self.proc: subprocess.Popen | None = None
         self.root = ""
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -47,7 +50,7 @@ class AppProcess:
         port = common.free_port()
         env = {
             **os.environ,
-            "ORBENCH_MODELS": str(models_yaml(folder / "models.yaml", self.base_url, self.models)),
+            "ORBENCH_MODELS": str(models_yaml(folder / "models.yaml", self.base_url, self.models, self.max_parallel)),
             "ORBENCH_CACHE_DIR": str(folder / "cache"),
             "GRADIO_SERVER_PORT": str(port),
             "GRADIO_SERVER_NAME": "127.0.0.1",

@@ -280,3 +280,14 @@ def median(xs: list[float]) -> float:
 
 def rnd(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(x, nd)
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far; 0 once it is gone."""
+    import psutil
+
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return t.user + t.system

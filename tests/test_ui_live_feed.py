@@ -200,6 +200,39 @@ def test_the_page_gets_the_skeleton_once_then_batches_and_the_api_gets_the_grid_
     assert final[6]["run"]["done"] == 4 and final[4].endswith(".csv")
 
 
+def test_an_api_stream_gets_the_progress_line_only_when_it_changed_and_at_most_twice_a_second(pg, monkeypatch):
+    """24 API callers at once each parsed ten progress messages a second; now
+    a caller hears while streaming only what changed, paced like the page."""
+    from orbench_play.ui import frames, live_feed
+
+    clock = [100.0]
+    monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
+    s = Session()
+    ps, ms = prompts(2), specs(2)
+    s.begin_run(ps, ms)
+    assert Frame(pg, s, start=True).api_update() is not None
+    first = Frame(pg, s).api_update()
+    assert first is not None and first[0].startswith('<div class="progress-box"')
+    assert Frame(pg, s).api_update() is None  # nothing new
+    s.apply(done(ps[0], "m0", "An answer."))
+    clock[0] += live_feed.PROGRESS_EVERY_S / 2
+    assert Frame(pg, s).api_update() is None  # changed, but too soon
+    clock[0] += live_feed.PROGRESS_EVERY_S
+    assert Frame(pg, s).api_update() is not None
+    s.finish_run()
+    final = Frame(pg, s, final=True).api_update()
+    assert final is not None and len(final[6]["run"]["results"]) == 1  # the end is never held back
+
+
+def test_a_run_lets_every_model_use_its_own_limit_at_once():
+    from orbench_play.ui.handlers import MAX_RUN_CONCURRENCY, run_concurrency
+
+    six = [ModelSpec(name=f"m{j}", litellm_model="x", max_concurrency=20) for j in range(6)]
+    assert run_concurrency(six) == 120  # was 48: 6 x 20 prompts streamed in three waves
+    assert run_concurrency(specs(1)) == 16
+    assert run_concurrency(six * 10) == MAX_RUN_CONCURRENCY
+
+
 # --- issue 11: the grid's rough edges ---------------------------------------------------
 
 

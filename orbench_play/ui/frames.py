@@ -106,6 +106,20 @@ class Frame:
             self._api = self._api_outputs()
         return self._api
 
+    def api_update(self) -> tuple | None:
+        """`api()` as an API caller's stream gets it: while a run streams, the
+        progress line at most every `PROGRESS_EVERY_S` and only when it changed
+        (None: nothing to send), so 24 callers at once are not sent ten messages
+        a second each that they must parse."""
+        if self.final or self.kind != "run" or self.start:
+            return self.api()
+        progress, now = self._progress(), time.monotonic()
+        pace = self.sess.feed.api_pacing
+        if not pace.progress_due(progress, now):
+            return None
+        pace.sent_progress(progress, now)
+        return self.api()
+
     def _api_outputs(self) -> tuple:
         sess = self.sess
         if self.kind == "message":
@@ -155,7 +169,10 @@ def _wrap(handler: Callable, convert: Callable[[Frame], tuple], *, close_with_sk
             _stamp(args)
             last = None
             async for frame in handler(*args, **kwargs):
-                last = convert(frame) if isinstance(frame, Frame) else frame
+                out = convert(frame) if isinstance(frame, Frame) else frame
+                if out is None:  # nothing new for this caller
+                    continue
+                last = out
                 yield last
             if close_with_skips and isinstance(last, tuple) and len(last) > 1:
                 # Outputs given as a value in the last frame (files, the override menu) are
@@ -180,4 +197,4 @@ def for_page(handler: Callable) -> Callable:
 
 
 def for_api(handler: Callable) -> Callable:
-    return _wrap(handler, Frame.api)
+    return _wrap(handler, Frame.api_update)

@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 RENDER_INTERVAL_S = 0.1
 """At most ~10 frames a second, however many cells stream."""
+MAX_RUN_CONCURRENCY = 256
+"""Requests one run may have in flight across all its models."""
 IDLE_FRAME_S = 1.0
 """With no news, the progress line (elapsed time) is still refreshed this often."""
 
@@ -66,6 +68,13 @@ def _loading_message(splits: list[str]) -> str:
     if read:
         return f"Streaming OR-Bench from the Hugging Face Hub ({'; '.join(read)})…"
     return f"Loading the {' and '.join(splits)} split{'s' if len(splits) > 1 else ''}…"
+
+
+def run_concurrency(specs: list[ModelSpec]) -> int:
+    """Requests a run may have in flight: every model its own limit at once
+    (max_parallel_requests, default 8), up to a ceiling for the process. A fixed
+    cap below the sum made 6 models of 20 prompts stream in waves."""
+    return max(16, min(MAX_RUN_CONCURRENCY, sum(s.max_concurrency for s in specs)))
 
 
 class Playground(SetupHandlers, CompareHandlers):
@@ -268,7 +277,7 @@ class Playground(SetupHandlers, CompareHandlers):
             prompts=tuple(prompts),
             params=params.with_model_max_tokens_at_default(),
             judge=judge or self.judge,
-            concurrency=max(16, min(64, len(specs) * 8)),
+            concurrency=run_concurrency(specs),
             repeats=repeats,
         )
         run = sess.begin_run(prompts, specs, notes, config.params, repeats=config.repeats)

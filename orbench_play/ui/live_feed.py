@@ -142,6 +142,8 @@ class LiveFeed:
         self._dirty: set[int] = set()
         self._ended = False
         self.pacing = Pacing()
+        self.api_pacing = Pacing()
+        """The progress line's pace for an API caller's stream (`frames.Frame.api_update`)."""
 
     def touch(self, run: int, index: int) -> None:
         """Cell `index` of run `run` changed (cheap: called for every engine event)."""
