@@ -248,6 +248,19 @@ def test_cells_name_the_verdict_source_in_words_not_as_a_raw_label():
     assert safe_html.source_text("llm:gpt-4o") == "judge: gpt-4o"
 
 
+def test_an_empty_answer_and_a_filtered_one_look_different():
+    """Both are provider refusals; the cell said "provider signal" for both."""
+    s = Session()
+    ps, _ = started(s, 2, 1)
+    for p, text, finish in ((ps[0], "", "stop"), (ps[1], "Here is the", "content_filter")):
+        r = CellResult("hard-1k", p.row_id, "privacy", p.text, "m0", response=text, verdict="direct_refusal",
+                       verdict_source="provider", finish_reason=finish)  # fmt: skip
+        s.apply(CellEvent("done", r.cell_id, p.row_id, "m0", result=r))
+    empty, filtered = (grid_view.render_cell(s.run.cells[cell_id(p.row_id, "m0")]) for p in ps)
+    assert ">empty answer<" in empty and ">content filter<" in filtered
+    assert 'data-source="provider"' in empty and 'data-source="provider"' in filtered
+
+
 def test_a_retried_cell_says_how_often_and_how_long_it_waited():
     s = Session()
     ps, _ = started(s, 1, 1)

@@ -94,7 +94,7 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "p": provisional,
         "s": source,
         "b": badge,
-        "h": source_text(source),
+        "h": _provider_reason(cell) if source == "provider" else source_text(source),
         "ov": final and label in OVERRIDE_LABELS,
         "m": _meta(cell),
         "c": bool(cell.result is not None and cell.result.cached and not cell.stopped),
@@ -102,6 +102,15 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "mt": message,
         "x": max(0, len(cell.shown_text()) - MAX_SHOWN_CHARS),
     }
+
+
+def _provider_reason(cell: CellView) -> str:
+    """A provider's refusal in words: an empty answer and a filtered one are both
+    refusals, but not the same thing (the engine's verdict rationale says the same)."""
+    result = cell.result
+    if result is not None and result.finish_reason == "content_filter":
+        return "content filter"
+    return "empty answer"
 
 
 def more_text(extra: int) -> str:
