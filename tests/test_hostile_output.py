@@ -45,16 +45,16 @@ HOSTILE = {
 
 
 def _result(response: str, **overrides) -> CellResult:
-    fields = dict(
-        split="hard-1k",
-        row_id="hard-1k:1",
-        category="privacy",
-        prompt="p",
-        model="m",
-        response=response,
-        verdict="direct_answer",
-        verdict_source="phrases",
-    )
+    fields = {
+        "split": "hard-1k",
+        "row_id": "hard-1k:1",
+        "category": "privacy",
+        "prompt": "p",
+        "model": "m",
+        "response": response,
+        "verdict": "direct_answer",
+        "verdict_source": "phrases",
+    }
     fields.update(overrides)
     return CellResult(**fields)
 
@@ -94,7 +94,7 @@ def test_files_round_trip(tmp_path):
     jsonl_path = write_results(results, tmp_path / "r.jsonl")
     rows = _read_csv(csv_path.read_text(encoding="utf-8"))
     assert len(rows) == len(results)  # embedded CR/LF/quotes did not break rows
-    back = [json.loads(l) for l in jsonl_path.read_text(encoding="utf-8").splitlines()]
+    back = [json.loads(line) for line in jsonl_path.read_text(encoding="utf-8").splitlines()]
     assert [b["response"] for b in back] == list(HOSTILE.values())
 
 
@@ -163,6 +163,7 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
             args += ["--model", name]
         proc = subprocess.run(
             [sys.executable, "-m", "orbench_play", *args],
+            check=False,  # the exit code is asserted below, with stderr's tail as the message
             capture_output=True,
             text=True,
             env=env,
@@ -177,5 +178,5 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
     rows = _read_csv(out_csv.read_text(encoding="utf-8"))
     assert rows and not any(v.startswith(FORMULA_START) for r in rows for v in r.values())
     assert any(r["response"].startswith("'=HYPERLINK") for r in rows)
-    back = [json.loads(l) for l in out_jsonl.read_text(encoding="utf-8").splitlines()]
+    back = [json.loads(line) for line in out_jsonl.read_text(encoding="utf-8").splitlines()]
     assert any(b["response"] == HOSTILE_TEXT for b in back)
