@@ -52,6 +52,21 @@ def rows_by_model(payload) -> dict[str, list[dict]]:
     return out
 
 
+API_ENDPOINTS = {"/run", "/run_prompt", "/stop", "/override", "/compare"}
+
+
+def test_the_api_is_exactly_the_named_endpoints(app_url):
+    """The page's own events (buttons, live feed, share link, load chain) stay out of
+    the API, documented or not, and never take an endpoint's name (no `/run_1`)."""
+    import httpx
+
+    for params in ({}, {"all_endpoints": "true"}):
+        info = httpx.get(app_url + "gradio_api/info", params=params, timeout=30).json()
+        assert set(info["named_endpoints"]) == API_ENDPOINTS, params
+        assert not info["unnamed_endpoints"], params
+    assert set(client(app_url).view_api(print_info=False, return_format="dict")["named_endpoints"]) == API_ENDPOINTS
+
+
 def test_run_endpoint_returns_results_scoreboard_and_files(app_url):
     c = client(app_url)
     out = run(c, ["fake-answer", "fake-refuse"], categories=["privacy", "illegal"], n=2, seed=5)
