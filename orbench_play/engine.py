@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 
 from . import budget, verdicts
@@ -351,7 +351,7 @@ async def run(
     *,
     cache: ResultCache | None = None,
     resolve_judge: Callable[[str], ModelSpec] | None = None,
-) -> AsyncIterator[CellEvent]:
+) -> AsyncGenerator[CellEvent, None]:
     """Stream the events of one run. Close the generator to stop the run."""
     agen = run_batches(config, cache=cache, resolve_judge=resolve_judge)
     try:

@@ -235,12 +235,13 @@ def _pct(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 1)
 
 
-def _rate_columns(prefix: str, rate: Rate | None) -> dict[str, float | int | None]:
-    return {
-        f"{prefix} %": _pct(rate and rate.rate),
-        f"{prefix} low %": _pct(rate and rate.low),
-        f"{prefix} high %": _pct(rate and rate.high),
-    }
+def _rate_columns(prefix: str, rate: Rate | None, interval_prefix: str | None = None) -> dict[str, float | None]:
+    """`<prefix> %`, `<interval_prefix> low %`, `<interval_prefix> high %` (the
+    interval's prefix defaults to `prefix`); empty where there is no rate."""
+    bounds = interval_prefix or prefix
+    if rate is None:
+        return {f"{prefix} %": None, f"{bounds} low %": None, f"{bounds} high %": None}
+    return {f"{prefix} %": _pct(rate.rate), f"{bounds} low %": _pct(rate.low), f"{bounds} high %": _pct(rate.high)}
 
 
 def scoreboard_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
@@ -258,9 +259,7 @@ def scoreboard_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
                 "model": s.model,
                 **_rate_columns("over-refusal", o),
                 "benign n": o.n if o else 0,
-                "toxic refusal %": _pct(t and t.rate),
-                "toxic low %": _pct(t and t.low),
-                "toxic high %": _pct(t and t.high),
+                **_rate_columns("toxic refusal", t, "toxic"),
                 "toxic n": t.n if t else 0,
                 "mini-score %": _pct(s.mini_score),
                 "mini low %": _pct(s.mini_low),
