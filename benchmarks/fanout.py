@@ -78,9 +78,9 @@ def warm_up(server: common.FakeServerProcess) -> dict[str, float]:
     """Import LiteLLM and open connections once, outside any timed run; report the import."""
     t0 = time.perf_counter()
     c0 = time.process_time()
-    import litellm  # noqa: F401
+    import litellm  # noqa: F401 -- imported only to time the import
 
-    from orbench_play import engine  # noqa: F401
+    from orbench_play import engine  # noqa: F401 -- likewise
 
     imp = (time.perf_counter() - t0, time.process_time() - c0)
     cfg = _config(common.prompts(2), 2, server.base_url, 4)

@@ -39,7 +39,7 @@ from .calls import BACKOFF_BASE_S, Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer
 from .timeouts import Limits, limits_for
-from .types import CellEvent, CellResult, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from .types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,8 @@ class _Cell:
             self.dirty = True
             self.engine.dirty.append(self)
 
-    def emit(self, kind: str, **fields) -> None:
-        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))  # type: ignore[arg-type]
+    def emit(self, kind: EventKind, **fields) -> None:
+        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))
 
     def flush(self) -> None:
         """Send the text received since the last flush as one `delta`."""

@@ -29,6 +29,8 @@ from .data import DataError
 from .types import BENIGN_SPLITS, CATEGORIES, REFUSALS, CellResult
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     import pandas as pd
 
 Z95 = 1.959963984540054
@@ -314,7 +316,7 @@ def category_frame(results: Iterable[CellResult]) -> pd.DataFrame:
 # --- the paper's reference points ---------------------------------------------------
 
 
-def _paper_source(path: str | os.PathLike[str] | None) -> tuple[object, str]:
+def _paper_source(path: str | os.PathLike[str] | None) -> tuple[Traversable, str]:
     if path is None:
         path = os.environ.get("ORBENCH_PAPER_RESULTS") or None
     if path is not None:
@@ -331,7 +333,7 @@ def load_paper_results(path: str | os.PathLike[str] | None = None) -> pd.DataFra
 
     source, name = _paper_source(path)
     try:
-        with source.open("rb") as fh:  # type: ignore[attr-defined]
+        with source.open("rb") as fh:
             frame = pd.read_csv(fh)
     except FileNotFoundError as exc:
         raise DataError(f"Paper results file {name!r} does not exist.") from exc

@@ -8,6 +8,7 @@ import io
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import serve_playground
@@ -117,7 +118,7 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
     """A slow session does not hold up another visitor, and neither sees the other's results."""
     slow_client, quick_client = client(app_url), client(app_url)
     fake_server.delay = 3.0
-    outcome: dict[str, object] = {}
+    outcome: dict[str, Any] = {}
 
     def slow_run():
         outcome["slow"] = run(slow_client, ["fake-slow"], categories=["privacy"], n=1, seed=9)
@@ -132,10 +133,10 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
         worker.join(30)
     finally:
         fake_server.delay = 1.0
-    assert "slow_at" in outcome and quick_at < outcome["slow_at"]  # type: ignore[operator]
+    assert "slow_at" in outcome and quick_at < outcome["slow_at"]
     assert [r["model"] for r in quick[6]["run"]["results"]] == ["fake-answer"]
     assert quick[6]["session_results"] == 1
-    slow_payload = outcome["slow"][6]  # type: ignore[index]
+    slow_payload = outcome["slow"][6]
     assert slow_payload["session_results"] == 1 and slow_payload["run"]["results"][0]["model"] == "fake-slow"
 
 
