@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from orbench_play.cli import _build_run_config, build_parser, main
+from orbench_play.cli import build_parser, main
+from orbench_play.cli_run import build_run_config
 from orbench_play.types import CATEGORIES, RESULT_COLUMNS
 
 
@@ -174,7 +175,7 @@ OLD_HARD_N50_SEED1 = "a41277774429afc565b24c540730ef3bdda1e9d850485ee99c1ce126e3
 
 
 def drawn(models_yaml, *args: str):
-    config, _catalog, notes = _build_run_config(
+    config, _catalog, notes = build_run_config(
         build_parser().parse_args(["run", "--config", str(models_yaml), "--model", "A", *args])
     )
     return config.prompts, notes
