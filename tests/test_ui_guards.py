@@ -1,4 +1,4 @@
-"""Public mode in the playground: the guards from guards.py hold at the UI's door."""
+"""Public mode in the playground: the guards (`orbench_play.guards`) hold at the UI's door."""
 
 from __future__ import annotations
 
