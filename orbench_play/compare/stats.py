@@ -231,11 +231,7 @@ def _group(results: list[CellResult]) -> dict[str, list[CellResult]]:
 def _tally(results: list[CellResult]) -> Tally:
     t = Tally()
     for r in results:
-        if counts(r):
-            t.answers += 1
-            t.refusals += r.verdict in REFUSALS
-        else:
-            t.errors += 1
+        t.add(r)
     return t
 
 
