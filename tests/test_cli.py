@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import subprocess
-import sys
 import time
 
 import pytest
+from support import fake_models_yaml, run_cli
 
 from orbench_play.cli import build_parser, main
 from orbench_play.cli_run import build_run_config
@@ -18,16 +17,7 @@ from orbench_play.types import CATEGORIES, RESULT_COLUMNS
 
 @pytest.fixture
 def models_yaml(tmp_path, fake):
-    path = tmp_path / "models.yaml"
-    path.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: {name}\n    litellm_params:\n      model: openai/{behaviour}\n"
-            f"      api_base: {fake.base_url}\n      api_key: sk-fake\n"
-            for name, behaviour in (("A", "answer"), ("B", "refuse"), ("C", "indirect"))
-        )
-    )
-    return path
+    return fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {"A": "answer", "B": "refuse", "C": "indirect"})
 
 
 def read_csv(path):
@@ -143,13 +133,7 @@ def test_judge_adds_verdict_columns(tmp_path, capsys):
 
 def test_console_script_entry_point_runs(tmp_path):
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli(["run", "--model", "x", "--split", "bogus", "--n", "1"], timeout=60)
     assert proc.returncode == 2 and "bogus" in proc.stderr and "Traceback" not in proc.stderr
     assert time.perf_counter() - start < 30
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import serve_playground
+from support import fake_models_yaml, serve_playground
 
 from orbench_play.types import RESULT_COLUMNS
 
@@ -19,14 +19,8 @@ FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b")
 
 
 def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
-    lines = ["model_list:"]
-    for name in names:
-        lines += [
-            f"  - model_name: fake-{name.replace(':', '-')}",
-            f"    litellm_params: {{model: 'openai/{name}', api_base: '{base_url}', api_key: sk-fake}}",
-        ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    """The fake server's behaviours as models `fake-<behaviour>` (`answer:b` is `fake-answer-b`)."""
+    return fake_models_yaml(path, base_url, {f"fake-{name.replace(':', '-')}": name for name in names})
 
 
 @pytest.fixture(scope="module")

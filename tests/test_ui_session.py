@@ -8,6 +8,7 @@ import html
 import re
 
 import pytest
+from support import fake_models_yaml
 
 from orbench_play.models import load_catalog
 from orbench_play.scoring import score_results
@@ -125,15 +126,8 @@ def test_results_accumulate_over_runs_and_sessions_are_independent():
 def playground(fake, tmp_path):
     from orbench_play.ui.handlers import Playground
 
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: fake-{name}\n    litellm_params: {{model: openai/{name}, api_base: '{fake.base_url}', api_key: sk-fake}}\n"
-            for name in ("answer", "refuse", "e401", "unknown-model")
-        ),
-        encoding="utf-8",
-    )
+    names = ("answer", "refuse", "e401", "unknown-model")
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {f"fake-{name}": name for name in names})
     return Playground(load_catalog(config, include_local=False))
 
 

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import chromium, serve_playground
+from support import chromium, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
 from orbench_play import data
 from orbench_play.compare import compare
@@ -40,14 +40,7 @@ SAFETY = "bot · safety"
 
 
 def write_models(path: Path, base_url: str) -> Path:
-    lines = ["model_list:"]
-    for name, behaviour in MODELS.items():
-        lines += [
-            f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{base_url}', api_key: sk-fake}}",
-        ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return fake_models_yaml(path, base_url, MODELS)
 
 
 @pytest.fixture
@@ -276,12 +269,8 @@ def browser(app_url):
 def open_page(browser, app_url: str, query: str, viewport=(1400, 900)):
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(app_url + query)
-    page.wait_for_function(
-        "q => (document.querySelector('#share textarea')?.value || '').endsWith(q)", arg=query, timeout=30_000
-    )
+    errors = watch_errors(page)
+    open_share_link(page, app_url, query, timeout_ms=30_000)
     return context, page, errors
 
 
