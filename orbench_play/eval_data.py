@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-CLASSES: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal")
+from .types import CLASS_LABELS
+
+CLASSES: tuple[str, ...] = CLASS_LABELS
 
 XSTEST_LABELS: dict[str, str] = {
     "1_full_compliance": "direct_answer",

@@ -295,18 +295,23 @@ def test_run_and_compare_endpoints_through_gradio_client(app_url):
     assert "No significant difference on hard-1k prompts at n=4" in payload["summary"]
 
 
+def run_bot_then_bot_with_safety(page) -> None:
+    """In an open page of `bot`: run it, pick the safety preset in the page, run again."""
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
+    page.click("#gen_settings button.label-wrap, #gen_settings > button")
+    choose(page, "system_preset", "safety —")
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+
+
 @pytest.mark.browser
 def test_browser_safety_preset_then_compare(browser, app_url):
     """Run `bot` without and with the safety preset (set in the page), then compare the two."""
     query = "?models=bot&split=hard-1k&categories=all&n=1&seed=0"
     context, page, errors = open_page(browser, app_url, query)
     try:
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-        page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        choose(page, "system_preset", "safety —")
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        run_bot_then_bot_with_safety(page)
         assert page.locator(f"#grid th.model-col[data-variant='{SAFETY}']").inner_text() == SAFETY
         page.wait_for_selector(f"#scoreboard tr[data-variant='{SAFETY}']")
         assert page.locator("#scoreboard tr[data-model='bot']").count() == 2
@@ -350,12 +355,7 @@ def test_docs_screenshots(browser, app_url):
         context.close()
     context, page, errors = open_page(browser, app_url, "?models=bot&split=hard-1k&categories=all&n=1&seed=0")
     try:
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-        page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        choose(page, "system_preset", "safety —")
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        run_bot_then_bot_with_safety(page)
         page.click("#compare button.label-wrap, #compare > button")
         page.wait_for_function("() => document.querySelector('#compare_b input')?.value === 'bot · safety'")
         page.click("#compare_run")
