@@ -51,6 +51,20 @@ def fake_models_yaml(path: Path, base_url: str, models: dict[str, str], api_key:
     return path
 
 
+def fake_playground(path: Path, base_url: str, models: dict[str, str]):
+    """The playground's handlers (`ui.handlers.Playground`) over fake-server models
+    only (name -> behaviour; the model_list is written to `path`), without the embedded model."""
+    from orbench_play.models import load_catalog
+    from orbench_play.ui.handlers import Playground
+
+    return Playground(load_catalog(fake_models_yaml(path, base_url, models), include_local=False))
+
+
+async def drain(agen) -> list:
+    """Every frame an async generator (a handler) yields, to its end."""
+    return [frame async for frame in agen]
+
+
 def run_cli(args: list[str], *, timeout: float = 180, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """`python -m orbench_play ARGS` in its own process, output captured as text;
     the exit code is the caller's to check (`check=False`). `kwargs`: env, cwd."""

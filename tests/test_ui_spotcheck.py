@@ -16,11 +16,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import chromium, fake_models_yaml, open_share_link, serve_playground, watch_errors
+from support import chromium, drain, fake_models_yaml, fake_playground, open_share_link, serve_playground, watch_errors
 
 from orbench_play import data
 from orbench_play.compare import compare
-from orbench_play.models import load_catalog
 from orbench_play.prompts import SYSTEM_PROMPTS
 from orbench_play.scoring import score_results
 from orbench_play.types import (
@@ -39,19 +38,9 @@ MODELS = {"bot": "refuse-if-system", "fake-answer": "answer", "fake-refuse": "re
 SAFETY = "bot · safety"
 
 
-def write_models(path: Path, base_url: str) -> Path:
-    return fake_models_yaml(path, base_url, MODELS)
-
-
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.handlers import Playground
-
-    return Playground(load_catalog(write_models(tmp_path / "models.yaml", fake.base_url), include_local=False))
-
-
-async def drain(agen) -> list[tuple]:
-    return [frame async for frame in agen]
+    return fake_playground(tmp_path / "models.yaml", fake.base_url, MODELS)
 
 
 def attrs(markup: str, tag: str, cls: str) -> list[dict[str, str]]:
@@ -255,7 +244,7 @@ ALL_FINAL = (
 
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    config = write_models(tmp_path_factory.mktemp("ui-spotcheck") / "models.yaml", fake_server.base_url)
+    config = fake_models_yaml(tmp_path_factory.mktemp("ui-spotcheck") / "models.yaml", fake_server.base_url, MODELS)
     with serve_playground(config) as url:
         yield url
 
