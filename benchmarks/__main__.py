@@ -9,6 +9,7 @@ Exit status is 0 unless the command line is wrong.
 from __future__ import annotations
 
 import argparse
+import importlib
 import shlex
 import sys
 import time
@@ -32,6 +33,19 @@ UNITS = {
 }
 
 
+MODULES = {
+    "live_engine": "live_engine",
+    "replay": "replay",
+    "coldstart": "coldstart",
+    "live": "live",
+    "live_page": "live_page",
+    "load": "load",
+    "local": "local",
+    "verdicts": "verdicts_bench",
+}
+"""Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
+
+
 def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure]:
     if name == "fanout":
         from . import fanout
@@ -42,39 +56,8 @@ def _run_group(name: str, quick: bool, command: str, state: dict) -> list[Figure
         from . import fanout
 
         return fanout.figures_scale(quick, command, state.get("fanout64"))
-    if name == "live_engine":
-        from . import live_engine
-
-        return live_engine.figures(quick, command)
-    if name == "replay":
-        from . import replay
-
-        return replay.figures(quick, command)
-    if name == "coldstart":
-        from . import coldstart
-
-        return coldstart.figures(quick, command)
-    if name == "live":
-        from . import live
-
-        return live.figures(quick, command)
-    if name == "live_page":
-        from . import live_page
-
-        return live_page.figures(quick, command)
-    if name == "load":
-        from . import load
-
-        return load.figures(quick, command)
-    if name == "local":
-        from . import local
-
-        return local.figures(quick, command)
-    if name == "verdicts":
-        from . import verdicts_bench
-
-        return verdicts_bench.figures(quick, command)
-    raise ValueError(name)
+    module = importlib.import_module(f".{MODULES[name]}", __package__)
+    return module.figures(quick, command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,12 +53,7 @@ def start_to_200(script: Path, env: dict[str, str], timeout: float = 120.0) -> f
                 pass
             time.sleep(0.02)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        common.stop_process(proc)
 
 
 def figures(quick: bool, command: str) -> list[Figure]:

@@ -74,6 +74,47 @@ def prompts(n: int, split: str = "hard-1k"):
     return out
 
 
+def fake_run_config(
+    prompts,
+    behaviour: str,
+    n_models: int,
+    base_url: str,
+    concurrency: int,
+    *,
+    max_tokens: int | None = None,
+    timeout_s: float | None = None,
+):
+    """A RunConfig over `n_models` fake-server models `openai/<behaviour>:<i>` (named
+    `<behaviour>-<i>`), uncached, no retries; None keeps the run's default."""
+    from orbench_play.types import GenerationParams, ModelSpec, RunConfig
+
+    models = tuple(
+        ModelSpec(
+            name=f"{behaviour}-{i}",
+            litellm_model=f"openai/{behaviour}:{i}",
+            api_base=base_url,
+            api_key="sk-fake",
+            max_concurrency=concurrency,
+        )
+        for i in range(1, n_models + 1)
+    )
+    extra = {} if max_tokens is None else {"params": GenerationParams(max_tokens=max_tokens)}
+    return RunConfig(
+        models=models,
+        prompts=tuple(prompts),
+        concurrency=concurrency,
+        use_cache=False,
+        timeout_s=timeout_s,
+        max_retries=0,
+        **extra,
+    )
+
+
+def floor_work(config) -> list[tuple[str, str]]:
+    """The floor clients' (model, prompt) pairs, in the engine's cell order."""
+    return [(m.litellm_model.split("/", 1)[1], p.text) for p in config.prompts for m in config.models]
+
+
 class FakeServerProcess:
     """`python tests/fake_openai.py --port N` in its own process, so its CPU is
     not counted in the engine's (or the floor client's) process time."""

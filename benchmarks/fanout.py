@@ -20,26 +20,7 @@ from .report import Figure, ratio
 
 
 def _config(prompts, n_models: int, base_url: str, concurrency: int):
-    from orbench_play.types import ModelSpec, RunConfig
-
-    models = tuple(
-        ModelSpec(
-            name=f"slow-{i}",
-            litellm_model=f"openai/slow:{i}",
-            api_base=base_url,
-            api_key="sk-fake",
-            max_concurrency=concurrency,
-        )
-        for i in range(1, n_models + 1)
-    )
-    return RunConfig(
-        models=models, prompts=tuple(prompts), concurrency=concurrency, use_cache=False, timeout_s=300, max_retries=0
-    )
-
-
-def _work(config) -> list[tuple[str, str]]:
-    """The floor's (model, prompt) pairs, in the engine's cell order."""
-    return [(m.litellm_model.split("/", 1)[1], p.text) for p in config.prompts for m in config.models]
+    return common.fake_run_config(prompts, "slow", n_models, base_url, concurrency, timeout_s=300)
 
 
 async def bare_litellm(base_url: str, work: list[tuple[str, str]]) -> list[str]:
@@ -78,15 +59,15 @@ def warm_up(server: common.FakeServerProcess) -> dict[str, float]:
     """Import LiteLLM and open connections once, outside any timed run; report the import."""
     t0 = time.perf_counter()
     c0 = time.process_time()
-    import litellm  # noqa: F401
+    import litellm  # noqa: F401 -- imported only to time the import
 
-    from orbench_play import engine  # noqa: F401
+    from orbench_play import engine  # noqa: F401 -- likewise
 
     imp = (time.perf_counter() - t0, time.process_time() - c0)
     cfg = _config(common.prompts(2), 2, server.base_url, 4)
     asyncio.run(_engine(cfg))
-    asyncio.run(common.floor_httpx(server.base_url, _work(cfg), 4))
-    asyncio.run(common.floor_aiohttp(server.base_url, _work(cfg), 4))
+    asyncio.run(common.floor_httpx(server.base_url, common.floor_work(cfg), 4))
+    asyncio.run(common.floor_aiohttp(server.base_url, common.floor_work(cfg), 4))
     return {"litellm_import_wall_s": round(imp[0], 3), "litellm_import_cpu_s": round(imp[1], 3)}
 
 
@@ -101,7 +82,7 @@ def run_pair(
 ) -> dict[str, Any]:
     """Alternate floor clients and engine `rounds` times; return the raw samples."""
     cfg = _config(common.prompts(n_prompts), n_models, server.base_url, concurrency)
-    work = _work(cfg)
+    work = common.floor_work(cfg)
     cells = len(work)
     out: dict[str, list] = {"httpx": [], "aiohttp": [], "engine": [], **({"litellm_alone": []} if litellm_ref else {})}
     errors: list[str] = []

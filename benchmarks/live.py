@@ -18,15 +18,12 @@ playwright, opens the share URL for 6 models x 20 hard-1k prompts and clicks Run
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from . import common
+from .app_server import AppProcess
 from .report import Figure, ratio, skipped
 
 CHROMIUM = "/usr/bin/chromium"
@@ -138,78 +135,35 @@ def figures(quick: bool, command: str) -> list[Figure]:
     delay = 0.5 if quick else 2.0
     cells = n_models * n_prompts
     server = _fake_server_class()(delay=delay, chunks=20).start()
-    tmp = tempfile.TemporaryDirectory(prefix="orbench-bench-live-")
-    proc = None
     try:
         names = [f"fake-{i}" for i in range(1, n_models + 1)]
-        yaml_path = Path(tmp.name) / "models.yaml"
-        yaml_path.write_text(
-            "model_list:\n"
-            + "".join(
-                f"  - model_name: {n}\n    litellm_params:\n      model: openai/slow:{i}\n"
-                f"      api_base: {server.base_url}\n      api_key: sk-fake\n"
-                for i, n in enumerate(names, start=1)
-            )
-        )
-        port = common.free_port()
-        env = {
-            **os.environ,
-            "ORBENCH_MODELS": str(yaml_path),
-            "ORBENCH_CACHE_DIR": str(Path(tmp.name) / "cache"),
-            "GRADIO_SERVER_PORT": str(port),
-            "GRADIO_SERVER_NAME": "127.0.0.1",
-        }
-        log = open(Path(tmp.name) / "app.log", "wb")
-        proc = subprocess.Popen(
-            [sys.executable, str(app)], cwd=str(common.REPO), env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-        root = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"app.py exited: {(Path(tmp.name) / 'app.log').read_text()[-400:]}")
-            try:
-                with urllib.request.urlopen(root + "/", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("app.py gave no HTTP 200 within 120 s")
-            time.sleep(0.1)
-        url = f"{root}/?models={','.join(names)}&split=hard-1k&categories=privacy&n={n_prompts}&seed=7"
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page()
-                page.add_init_script(INIT_JS)
-                page.goto(url, wait_until="domcontentloaded")
-                page.wait_for_selector("#run", timeout=60_000)
-                page.wait_for_timeout(1500)  # let the query pre-fill land before clicking
-                page.evaluate(f"window.__bench.expected = {cells}")
-                server.reset()
-                server.stream_ends.clear()
-                click_at = time.time()
-                page.click("#run")
-                page.wait_for_function(
-                    "window.__bench.allFinalAt !== null", timeout=(60 + cells * delay) * 1000, polling=100
-                )
-                page.wait_for_timeout(500)  # catch trailing updates
-                b = page.evaluate("window.__bench")
-            finally:
-                browser.close()
+        models = {n: f"slow:{i}" for i, n in enumerate(names, start=1)}
+        with AppProcess(server.base_url, models) as app:
+            url = f"{app.root}/?models={','.join(names)}&split=hard-1k&categories=privacy&n={n_prompts}&seed=7"
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                try:
+                    page = browser.new_page()
+                    page.add_init_script(INIT_JS)
+                    page.goto(url, wait_until="domcontentloaded")
+                    page.wait_for_selector("#run", timeout=60_000)
+                    page.wait_for_timeout(1500)  # let the query pre-fill land before clicking
+                    page.evaluate(f"window.__bench.expected = {cells}")
+                    server.reset()
+                    server.stream_ends.clear()
+                    click_at = time.time()
+                    page.click("#run")
+                    page.wait_for_function(
+                        "window.__bench.allFinalAt !== null", timeout=(60 + cells * delay) * 1000, polling=100
+                    )
+                    page.wait_for_timeout(500)  # catch trailing updates
+                    b = page.evaluate("window.__bench")
+                finally:
+                    browser.close()
         last_byte = max(server.stream_ends) if server.stream_ends else None
         requests = server.request_count()
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
         server.stop()
-        tmp.cleanup()
     if last_byte is None or requests < cells:
         return [skipped("live_lag", "s", f"only {requests} of {cells} cells reached the fake server", command)]
     all_final = b["allFinalAt"] / 1000

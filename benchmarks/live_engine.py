@@ -27,30 +27,7 @@ from .report import Figure, ratio
 
 
 def _config(prompts, n_models: int, base_url: str, concurrency: int, max_tokens: int = 1024):
-    from orbench_play.types import GenerationParams, ModelSpec, RunConfig
-
-    models = tuple(
-        ModelSpec(
-            name=f"long-{i}",
-            litellm_model=f"openai/long:{i}",
-            api_base=base_url,
-            api_key="sk-fake",
-            max_concurrency=concurrency,
-        )
-        for i in range(1, n_models + 1)
-    )
-    return RunConfig(
-        models=models,
-        prompts=tuple(prompts),
-        concurrency=concurrency,
-        use_cache=False,
-        max_retries=0,
-        params=GenerationParams(max_tokens=max_tokens),
-    )
-
-
-def _work(config) -> list[tuple[str, str]]:
-    return [(m.litellm_model.split("/", 1)[1], p.text) for p in config.prompts for m in config.models]
+    return common.fake_run_config(prompts, "long", n_models, base_url, concurrency, max_tokens=max_tokens)
 
 
 async def _engine(config):
@@ -77,7 +54,7 @@ def _wrapper_path(config) -> common.Sample:
 
 def _pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, rounds: int) -> dict[str, Any]:
     config = _config(common.prompts(n_prompts), n_models, server.base_url, n_prompts * n_models)
-    work = _work(config)
+    work = common.floor_work(config)
     cells = len(work)
     samples: dict[str, list[common.Sample]] = {"floor": [], "engine": []}
     errors: list[str] = []
@@ -117,7 +94,7 @@ def _session_figures(server: common.FakeServerProcess, sessions: int, per_sessio
     ]
 
     async def floor_session(config):
-        return await common.floor_httpx(server.base_url, _work(config), len(_work(config)))
+        return await common.floor_httpx(server.base_url, common.floor_work(config), len(common.floor_work(config)))
 
     out: dict[str, Any] = {}
     for name, runner in (("floor", floor_session), ("engine", _engine)):
@@ -144,7 +121,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
     with common.FakeServerProcess(extra=extra) as server:
         warm = _config(common.prompts(2), 2, server.base_url, 4)
         asyncio.run(_engine(warm))
-        asyncio.run(common.floor_httpx(server.base_url, _work(warm), 4))
+        asyncio.run(common.floor_httpx(server.base_url, common.floor_work(warm), 4))
         raw = _pair(server, n_prompts, n_models, rounds)
         wrapper = None if quick else _wrapper_path(raw["config"])
         sess = _session_figures(server, sessions, per_session)

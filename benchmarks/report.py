@@ -10,6 +10,7 @@ carries the raw numbers of both sides and the command that produced them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -65,10 +66,8 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "time": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    try:
+    with contextlib.suppress(OSError):  # no load average on this platform
         info["loadavg"] = [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        pass
     return info
 
 
@@ -125,7 +124,7 @@ def table(figures: list[Figure]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
-        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
         if n == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)

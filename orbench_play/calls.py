@@ -22,7 +22,7 @@ from .failures import CellFailure, describe_failure, stream_failure
 from .llm import COSTS
 from .streams import StreamState, stream_answer
 from .timeouts import Limits
-from .types import CellResult, GenerationParams, ModelSpec
+from .types import CellResult, EventKind, GenerationParams, ModelSpec
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 20.0
@@ -36,7 +36,7 @@ class CellSink(Protocol):
 
     def __call__(self, piece: str) -> None: ...
 
-    def emit(self, kind: str, **fields: Any) -> None: ...
+    def emit(self, kind: EventKind, **fields: Any) -> None: ...
 
 
 class EmbeddedServer:

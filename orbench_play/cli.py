@@ -3,160 +3,35 @@
 The CLI renders engine events as a progress bar and a scoreboard; it never
 talks to LiteLLM itself. Bad arguments exit 2 with one line that says what to
 fix; per-cell failures are results (shown, counted, exported), not crashes.
+
+This module is the entry point (`orbench_play.cli:main`): the parser and the
+dispatch. Each subcommand lives in its own module (`cli_run`, `cli_judge`,
+`compare.report`; `eval` is `evaluation`'s own command line).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import NoReturn
 
-from . import cli_args
-from .timeouts import add_time_limit_arguments, check_env
-from .types import DEFAULT_SPLITS, SPLITS, CellResult
+from . import cli_judge, cli_run
+from .cli_args import Parser, UsageError
+from .cli_run import print_scoreboard
+
+__all__ = ["UsageError", "build_parser", "main", "print_scoreboard"]
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
-DEFAULT_PER_CATEGORY = 1
-"""Without --per-category or --n: one prompt per category of each split, the
-playground's default run (20 prompts for the default pair)."""
-
-
-class UsageError(Exception):
-    """Bad arguments: printed as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + line
-        raise UsageError(message)
-
-
-def _local_max_tokens() -> int:
-    from .local_model import DEFAULT_MAX_TOKENS
-
-    return DEFAULT_MAX_TOKENS
-
-
-def _split_list(text: str) -> list[str]:
-    """`--split hard-1k,toxic` → ["hard-1k", "toxic"] (canonical order, no repeats)."""
-    from .data import DataError, parse_splits
-
-    if not any(name.strip() for name in text.split(",")):
-        raise argparse.ArgumentTypeError(f"give one or more of {', '.join(SPLITS)}, comma-separated")
-    try:
-        return parse_splits(text)
-    except DataError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _preset_names() -> list[str]:
-    from .prompts import SYSTEM_PROMPTS
-
-    return list(SYSTEM_PROMPTS)
-
-
-_JUDGE_HELP = (
-    "keyword (default: the offline classifier), paper (OR-Bench's own judge set-up: gpt-4-turbo-2024-04-09, "
-    "needs OPENAI_API_KEY), paper:together (Llama-3-70b-chat via Together, needs TOGETHERAI_API_KEY), "
-    "or any model name used as LLM judge; default $ORBENCH_JUDGE"
-)
-
-
-def _judge_choice(value: str | None) -> str:
-    """--judge (else ORBENCH_JUDGE, else keyword), checked: a paper preset
-    without its API key is a one-line usage error naming the variable."""
-    from .judge_presets import JudgeChoiceError, check_judge
-
-    try:
-        return check_judge(value or os.environ.get("ORBENCH_JUDGE"))
-    except JudgeChoiceError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="orbench-play", description="OR-Bench over-refusal playground, headless.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    run = sub.add_parser("run", help="sample prompts, ask models, judge, score")
-    run.add_argument(
-        "--model", action="append", required=True, help="catalog name or any LiteLLM model string (repeatable)"
-    )
-    run.add_argument("--config", help="LiteLLM model_list YAML (default: $ORBENCH_MODELS)")
-    default_splits = ",".join(DEFAULT_SPLITS)
-    run.add_argument(
-        "--split",
-        type=_split_list,
-        default=list(DEFAULT_SPLITS),
-        metavar="SPLIT[,SPLIT]",
-        help=f"one or more of {', '.join(SPLITS)}, comma-separated (default: {default_splits}, "
-        "OR-Bench's benign and toxic pair); each split is sampled on its own",
-    )
-    run.add_argument("--categories", help="comma-separated categories (default: all)")
-    size = run.add_mutually_exclusive_group()
-    size.add_argument(
-        "--per-category",
-        type=cli_args.positive_int,
-        metavar="N",
-        help=f"prompts per category of each split (default: {DEFAULT_PER_CATEGORY} unless --n is given)",
-    )
-    size.add_argument(
-        "--n", type=cli_args.positive_int, metavar="N", help="prompts per split, spread evenly over its categories"
-    )
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--judge", default=None, help=_JUDGE_HELP)
-    run.add_argument(
-        "--concurrency", type=cli_args.positive_int, default=16, help="requests in flight across all models"
-    )
-    run.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors")
-    # Time limits and max tokens: None means the model's own (model_list), else the environment, else the default.
-    run.add_argument(
-        "--timeout",
-        type=cli_args.seconds,
-        default=None,
-        help="seconds to wait for an answer to start; the limit for a whole answer is this plus "
-        "--token-timeout per max token (default: the model_list's litellm_params.timeout, else "
-        "$ORBENCH_TIMEOUT_S, else 60)",
-    )
-    add_time_limit_arguments(run)
-    run.add_argument(
-        "--max-tokens",
-        type=cli_args.positive_int,
-        default=None,
-        help="max tokens per answer (default: each model's own: 512, the embedded model "
-        f"{_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
-    )
-    run.add_argument("--temperature", type=cli_args.temperature, default=None, help="0 to 2")
-    run.add_argument("--top-p", type=cli_args.top_p, default=None, help="above 0, up to 1")
-    run.add_argument(
-        "--system-prompt",
-        type=cli_args.system_prompt(_preset_names),
-        default=None,
-        help="TEXT, @FILE (UTF-8, up to 64 KiB), or a preset: " + ", ".join(_preset_names()) + "; "
-        "one word close to a preset name is refused as a likely typo: pass such a word as @FILE",
-    )
-    run.add_argument("--repeats", type=cli_args.positive_int, default=1, help="ask each prompt K times (1-5)")
-    run.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
-    run.add_argument(
-        "--out",
-        type=cli_args.output_file(*cli_args.OUTPUT_KINDS),
-        help="write results to FILE.csv or FILE.jsonl (the folder must exist)",
-    )
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
-
-    judge = sub.add_parser("judge", help="add verdict columns to a CSV of answers")
-    judge.add_argument("input", type=cli_args.existing_file)
-    judge.add_argument("--prompt-col", required=True)
-    judge.add_argument("--response-col", required=True)
-    judge.add_argument("--judge", default=None, help=_JUDGE_HELP)
-    judge.add_argument("--config", help="LiteLLM model_list YAML for the judge model")
-    judge.add_argument("--out", required=True, type=cli_args.output_file(".csv"), help="OUT.csv")
+    parser = Parser(prog="orbench-play", description="OR-Bench over-refusal playground, headless.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    cli_run.add_arguments(sub.add_parser("run", help="sample prompts, ask models, judge, score"))
+    cli_judge.add_arguments(sub.add_parser("judge", help="add verdict columns to a CSV of answers"))
 
     from .compare import add_arguments as _compare_arguments
 
@@ -166,262 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="measure the verdict classifier against human labels", add_help=False)
     ev.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
-
-
-# -- run ------------------------------------------------------------------------
-
-
-def _build_run_config(args: argparse.Namespace):
-    from . import data
-    from .models import CatalogError, load_catalog
-    from .types import GenerationParams, RunConfig
-
-    per_category = args.per_category
-    if per_category is None and args.n is None:
-        per_category = DEFAULT_PER_CATEGORY
-    if args.repeats > 5:
-        raise UsageError("--repeats must be between 1 and 5")
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
-    try:
-        check_env()
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        catalog = load_catalog(args.config)
-    except CatalogError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        models = tuple(catalog.resolve(name) for name in args.model)
-    except CatalogError as exc:
-        raise UsageError(str(exc)) from None
-    if len({m.name for m in models}) != len(models):
-        raise UsageError("the same --model is given twice")
-    try:
-        categories = data.parse_categories(args.categories)
-        for split in args.split:
-            if data.split_file(split) is None:
-                print(f"Streaming OR-Bench split {split} from the Hugging Face Hub…", file=sys.stderr)
-        picked = data.sample_splits(
-            args.split, categories=categories, per_category=per_category, n=args.n, seed=args.seed
-        )
-    except data.DataError as exc:
-        raise UsageError(str(exc)) from None
-    system_prompt, system_prompt_id = _system_prompt(args.system_prompt)
-    params = GenerationParams(
-        system_prompt=system_prompt,
-        system_prompt_id=system_prompt_id,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_tokens=args.max_tokens,
-    )
-    judge = _judge_choice(args.judge)
-    config = RunConfig(
-        models=models,
-        prompts=picked.prompts,
-        params=params,
-        judge=judge,
-        concurrency=args.concurrency,
-        timeout_s=args.timeout,
-        idle_timeout_s=args.idle_timeout,
-        token_timeout_s=args.token_timeout,
-        max_retries=args.retries,
-        use_cache=not args.no_cache,
-        repeats=args.repeats,
-    )
-    return config, catalog, list(picked.notes)
-
-
-def _system_prompt(value: str | None) -> tuple[str | None, str]:
-    """TEXT, @file, or a preset name → (text, id shown in results)."""
-    from .prompts import PromptError, resolve_system_prompt
-
-    try:
-        return resolve_system_prompt(value, allow_files=True)
-    except PromptError as exc:
-        raise UsageError(str(exc)) from None
-
-
-async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from . import engine
-    from .cache import default_cache
-
-    cache = default_cache() if config.use_cache else None
-    console = Console(stderr=True)
-    if cache is not None and cache.warning:
-        console.print(cache.warning, markup=False)
-    total = len(config.prompts) * len(config.models) * max(1, config.repeats)
-    results: dict[str, CellResult] = {}
-    errors = hits = 0
-    with Progress(
-        TextColumn("[bold]cells"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=quiet,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("run", total=total, stats="")
-        async for event in engine.run(config, cache=cache, resolve_judge=catalog.resolve):
-            if event.kind == "status":
-                progress.console.print(event.message, markup=False)
-            elif event.kind in ("done", "error") and event.result is not None:
-                results[event.cell_id] = event.result
-                errors += event.kind == "error"
-                hits += bool(event.result.cached)
-                progress.update(task, completed=len(results), stats=f"errors {errors} · cached {hits}")
-    if cache is not None and cache.warning:
-        console.print(cache.warning, markup=False)
-    order = {cid: i for i, cid in enumerate(engine.cell_ids(config))}
-    return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
-
-
-def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
-    """One row per variant (model × system prompt × settings), so "X" and
-    "X · safety" are compared side by side; flip rate only when repeated.
-    Over-refusal on hard-1k and on 80k are separate columns (80k only when
-    asked); a mini-score on 80k says so, as hard-1k is the paper's."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from .prompts import variant_of
-    from .scoring import score_results
-
-    scores = score_results(results, key=variant_of)
-    repeated = any(s.max_repeats > 1 for s in scores)
-    broad = any(s.over_refusal_80k is not None for s in scores)
-    console = Console(file=stream or sys.stdout, highlight=False)
-    table = Table(title="Session scoreboard (95% Wilson intervals)")
-    columns = ["model", "over-refusal (hard-1k)", *(["over-refusal (80k)"] if broad else []), "refusal (toxic)"]
-    columns += ["mini-score", *(["flip rate"] if repeated else []), "errors"]
-    for column in columns:
-        table.add_column(column, overflow="fold")
-
-    def fmt(rate) -> str:
-        return "—" if rate is None else rate.fmt()
-
-    for s in scores:
-        mini = "—" if s.mini_score is None else f"{s.mini_score:.1%} [{s.mini_low:.1%}–{s.mini_high:.1%}]"
-        if s.mini_score is not None and s.benign_split == "80k":
-            mini += " on 80k"
-        row = [_plain(s.model), fmt(s.over_refusal_hard_1k), *([fmt(s.over_refusal_80k)] if broad else [])]
-        row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else []), str(s.errors)]
-        table.add_row(*row)
-    console.print(table)
-
-
-def _plain(text: str):
-    from rich.text import Text
-
-    return Text(text)  # never interpret model names or output as markup
-
-
-def _split_notes(splits: Sequence[str]) -> list[str]:
-    """What the user must know about the data behind the rates (e.g. a partial 80k)."""
-    from . import data
-
-    notes = []
-    for split in splits:
-        try:
-            note = data.split_note(split)
-        except data.DataError:
-            note = None  # the split loaded a moment ago; a note is not worth failing for
-        if note:
-            notes.append(note)
-    return notes
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    config, catalog, notes = _build_run_config(args)
-    data_notes = _split_notes(args.split)
-    for note in [*data_notes, *notes]:
-        print(note, file=sys.stderr)
-    results = asyncio.run(_drive(config, catalog, args.quiet))
-    print_scoreboard(results)
-    for note in data_notes:  # again under the rates it qualifies, so it is not scrolled away
-        print(note, file=sys.stderr)
-    if args.out:
-        from .export import write_results
-
-        try:
-            path = write_results(results, args.out)
-        except OSError as exc:  # checked before the run, but the disk may have changed since
-            again = (
-                "the answers are cached, so the same command with another --out writes them without asking again"
-                if config.use_cache
-                else "run again with another --out"
-            )
-            print(f"orbench-play: error: could not write {args.out}: {exc.strerror or exc}; {again}.", file=sys.stderr)
-            return 1
-        print(f"Wrote {len(results)} rows to {path}", file=sys.stderr)
-    return 0
-
-
-# -- judge ------------------------------------------------------------------------
-
-
-def cmd_judge(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from . import verdicts
-
-    try:
-        frame = pd.read_csv(args.input, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise UsageError(f"input file {args.input} does not exist") from None
-    except Exception as exc:
-        raise UsageError(f"cannot read {args.input} as CSV: {exc}") from None
-    from .export import neutralise_csv_cell, unneutralise_csv_cell
-
-    frame = frame.map(unneutralise_csv_cell)  # our own exports: judge the text, not the formula guard
-    for column in (args.prompt_col, args.response_col):
-        if column not in frame.columns:
-            raise UsageError(f"column {column!r} is not in {args.input} (columns: {', '.join(frame.columns)})")
-    judge = _judge_choice(args.judge)
-    offline = [verdicts.LiveVerdict().finish(text, None) for text in frame[args.response_col]]
-    if judge == "keyword":
-        final = offline
-    else:
-        from .models import CatalogError, load_catalog
-
-        try:
-            spec = load_catalog(args.config).resolve(judge)
-        except CatalogError as exc:
-            raise UsageError(str(exc)) from None
-        final = asyncio.run(_judge_all(spec, list(frame[args.prompt_col]), list(frame[args.response_col]), offline))
-    frame["verdict"] = [v.label for v in final]
-    frame["verdict_source"] = [v.source for v in final]
-    out = Path(args.out)
-    # CRLF rows, as export.py writes: with "\n" a bare "\r" inside an answer
-    # would be left unquoted and split the row when read back.
-    frame.map(neutralise_csv_cell).to_csv(out, index=False, lineterminator="\r\n")
-    counts = frame["verdict"].value_counts().to_dict()
-    print(
-        f"Wrote {len(frame)} rows to {out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
-        file=sys.stderr,
-    )
-    return 0
-
-
-async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
-    from .cache import default_cache
-    from .judging import judge_answer
-
-    cache = default_cache()
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(p, r, fallback):
-        if fallback.source == "provider":
-            return fallback
-        async with gate:
-            return await judge_answer(spec, p, r, fallback, cache=cache)
-
-    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline, strict=True)))
 
 
 # -- compare --------------------------------------------------------------------------
@@ -448,9 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
-            return cmd_run(args)
+            return cli_run.cmd_run(args)
         if args.command == "judge":
-            return cmd_judge(args)
+            return cli_judge.cmd_judge(args)
         if args.command == "compare":
             return cmd_compare(args)
     except UsageError as exc:

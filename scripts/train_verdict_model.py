@@ -43,14 +43,14 @@ from sklearn.linear_model import LogisticRegression
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orbench_play import verdicts  # noqa: E402
-from orbench_play.evaluation import (  # noqa: E402
+from orbench_play import verdicts  # noqa: E402 -- the repository root goes on sys.path first (above)
+from orbench_play.evaluation import (  # noqa: E402 -- likewise
     LabelledRow,
     compute_metrics,
     evaluate,
     load_rows,
 )
-from orbench_play.types import REFUSALS  # noqa: E402
+from orbench_play.types import REFUSALS  # noqa: E402 -- likewise
 
 SEED = 20240531
 DEV_SET = ROOT / "eval" / "orbench_style_dev.jsonl"

@@ -73,7 +73,7 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 from egress import no_egress  # noqa: E402, F401 -- a fixture: importing it here offers it to every test
-from fake_openai import FakeOpenAIServer  # noqa: E402
+from fake_openai import FakeOpenAIServer  # noqa: E402 -- importable only once tests/ is on sys.path (above)
 
 
 @pytest.fixture(scope="session")

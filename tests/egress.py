@@ -58,10 +58,10 @@ def fenced():
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known (test fence)")
 
         def _check(address):
-            if isinstance(address, tuple) and address and isinstance(address[0], str):
-                if not _is_loopback_literal(address[0]):
-                    fence.blocked.append(str(address[0]))
-                    raise OSError(101, f"Network is unreachable (test fence blocked {address[0]})")
+            host = address[0] if isinstance(address, tuple) and address else None
+            if isinstance(host, str) and not _is_loopback_literal(host):
+                fence.blocked.append(host)
+                raise OSError(101, f"Network is unreachable (test fence blocked {host})")
 
         def connect(self, address):
             _check(address)

@@ -420,7 +420,7 @@ class FakeOpenAIServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self._requested_port)
         await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]
+        sock = site._server.sockets[0]  # type: ignore[union-attr]  # started just above, so the server is there
         self.port = sock.getsockname()[1]
 
     def stop(self) -> None:

@@ -8,6 +8,7 @@ and a silently skipped browser suite would pass off as coverage.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -37,16 +38,44 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fake_models_yaml(path: Path, base_url: str, models: dict[str, str]) -> Path:
-    """A LiteLLM model_list of fake-server models: name -> behaviour (e.g. `long:1`)."""
+def fake_models_yaml(path: Path, base_url: str, models: dict[str, str], api_key: str = "sk-fake") -> Path:
+    """A LiteLLM model_list of fake-server models: name -> behaviour (e.g. `long:1`).
+    Names are quoted, so any text (`[bold]x[/]`) is a name, not YAML."""
     lines = ["model_list:"]
     for name, behaviour in models.items():
         lines += [
-            f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{base_url}', api_key: sk-fake}}",
+            f"  - model_name: {json.dumps(name)}",
+            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{base_url}', api_key: {api_key}}}",
         ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def fake_playground(path: Path, base_url: str, models: dict[str, str]):
+    """The playground's handlers (`ui.handlers.Playground`) over fake-server models
+    only (name -> behaviour; the model_list is written to `path`), without the embedded model."""
+    from orbench_play.models import load_catalog
+    from orbench_play.ui.handlers import Playground
+
+    return Playground(load_catalog(fake_models_yaml(path, base_url, models), include_local=False))
+
+
+async def drain(agen) -> list:
+    """Every frame an async generator (a handler) yields, to its end."""
+    return [frame async for frame in agen]
+
+
+def run_cli(args: list[str], *, timeout: float = 180, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """`python -m orbench_play ARGS` in its own process, output captured as text;
+    the exit code is the caller's to check (`check=False`). `kwargs`: env, cwd."""
+    return subprocess.run(
+        [sys.executable, "-m", "orbench_play", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
 
 
 def require_chromium() -> None:
@@ -116,6 +145,41 @@ def app_py(cwd: Path, env: dict[str, str], log: Path, *, within: float = 90) -> 
 
 def _tail(log: Path) -> str:
     return log.read_text(errors="replace")[-4000:]
+
+
+def watch_errors(page) -> list[str]:
+    """Collect `page`'s uncaught script errors; the list is returned and kept for `errors_of`."""
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.orbench_errors = errors
+    return errors
+
+
+def errors_of(page) -> list[str]:
+    """The uncaught script errors of a page opened by `browser_page` (or watched by `watch_errors`)."""
+    return page.orbench_errors
+
+
+@contextlib.contextmanager
+def browser_page(browser, **context_args) -> Iterator[Any]:
+    """A page in a browser context of its own (closed afterwards), its script errors watched."""
+    context = browser.new_context(**context_args)
+    page = context.new_page()
+    watch_errors(page)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def open_share_link(page, app_url: str, query: str, *, timeout_ms: int = 20_000) -> None:
+    """Open the playground at `query` and wait until the page load has pre-filled the
+    controls from it (the share box then ends with the same query)."""
+    page.goto(app_url + query)
+    page.wait_for_selector("#run")
+    page.wait_for_function(
+        "q => (document.querySelector('#share textarea')?.value || '').endsWith(q)", arg=query, timeout=timeout_ms
+    )
 
 
 @contextlib.contextmanager

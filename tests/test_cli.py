@@ -5,28 +5,19 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import subprocess
-import sys
 import time
 
 import pytest
+from support import fake_models_yaml, run_cli
 
-from orbench_play.cli import _build_run_config, build_parser, main
+from orbench_play.cli import build_parser, main
+from orbench_play.cli_run import build_run_config
 from orbench_play.types import CATEGORIES, RESULT_COLUMNS
 
 
 @pytest.fixture
 def models_yaml(tmp_path, fake):
-    path = tmp_path / "models.yaml"
-    path.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: {name}\n    litellm_params:\n      model: openai/{behaviour}\n"
-            f"      api_base: {fake.base_url}\n      api_key: sk-fake\n"
-            for name, behaviour in (("A", "answer"), ("B", "refuse"), ("C", "indirect"))
-        )
-    )
-    return path
+    return fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {"A": "answer", "B": "refuse", "C": "indirect"})
 
 
 def read_csv(path):
@@ -142,13 +133,7 @@ def test_judge_adds_verdict_columns(tmp_path, capsys):
 
 def test_console_script_entry_point_runs(tmp_path):
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "orbench_play", "run", "--model", "x", "--split", "bogus", "--n", "1"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli(["run", "--model", "x", "--split", "bogus", "--n", "1"], timeout=60)
     assert proc.returncode == 2 and "bogus" in proc.stderr and "Traceback" not in proc.stderr
     assert time.perf_counter() - start < 30
 
@@ -174,7 +159,7 @@ OLD_HARD_N50_SEED1 = "a41277774429afc565b24c540730ef3bdda1e9d850485ee99c1ce126e3
 
 
 def drawn(models_yaml, *args: str):
-    config, _catalog, notes = _build_run_config(
+    config, _catalog, notes = build_run_config(
         build_parser().parse_args(["run", "--config", str(models_yaml), "--model", "A", *args])
     )
     return config.prompts, notes

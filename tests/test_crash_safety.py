@@ -63,13 +63,11 @@ def _entries(cache: ResultCache) -> list[dict]:
     return [cache._cache.get(k) for k in cache._cache.iterkeys()]
 
 
-@pytest.mark.parametrize("kill_after", [4])
-async def test_sigkill_mid_run_then_resume(fake, tmp_path, kill_after, no_egress):
-    fake.delay = 0.6
-    fake.chunks = 30
-    cache_dir = tmp_path / "cache"
-    script = tmp_path / "child.py"
-    script.write_text(CHILD.format(repo=str(REPO), tests=str(REPO / "tests")))
+def _run_child_and_kill(fake, script: Path, cache_dir: Path, kill_after: int) -> tuple[int | None, list[str], int, str]:
+    """Start the child run, SIGKILL it once `kill_after` cells are done and the next
+    wave has streams open; return (its exit code, the cells done before the kill,
+    streams open at the kill, its stderr's tail). Blocking, so the test runs it in
+    a thread: the event loop stays free."""
     child = subprocess.Popen(
         [sys.executable, str(script), fake.base_url, str(cache_dir)],
         stdout=subprocess.PIPE,
@@ -94,8 +92,21 @@ async def test_sigkill_mid_run_then_resume(fake, tmp_path, kill_after, no_egress
     finally:
         if child.poll() is None:
             child.kill()
-    assert child.returncode == -signal.SIGKILL
-    assert len(done_before_kill) == kill_after, child.stderr.read()[-2000:]
+    return child.returncode, done_before_kill, in_flight, child.stderr.read()[-2000:]
+
+
+@pytest.mark.parametrize("kill_after", [4])
+async def test_sigkill_mid_run_then_resume(fake, tmp_path, kill_after, no_egress):
+    fake.delay = 0.6
+    fake.chunks = 30
+    cache_dir = tmp_path / "cache"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(repo=str(REPO), tests=str(REPO / "tests")))
+    returncode, done_before_kill, in_flight, stderr_tail = await asyncio.to_thread(
+        _run_child_and_kill, fake, script, cache_dir, kill_after
+    )
+    assert returncode == -signal.SIGKILL
+    assert len(done_before_kill) == kill_after, stderr_tail
     assert in_flight > 0  # the kill really landed with streams open
 
     # The cache opens cleanly and holds only whole answers.

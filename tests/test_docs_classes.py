@@ -26,3 +26,11 @@ def test_both_judge_prompts_state_it():
     assert classes_plain() in JUDGE_SYSTEM
     assert classes_plain() in paper_judge_messages("q", "r")[0]["content"]
     assert [c.label for c in CLASSES] == ["direct_answer", "direct_refusal", "indirect_refusal"]
+
+
+def test_the_contract_labels_and_the_ui_words_come_from_the_one_definition():
+    from orbench_play.types import CLASS_LABELS, VERDICTS
+    from orbench_play.ui.safe_html import OVERRIDE_LABELS, VERDICT_TEXT
+
+    assert tuple(c.label for c in CLASSES) == CLASS_LABELS == VERDICTS[:3] == OVERRIDE_LABELS
+    assert [VERDICT_TEXT[c.label] for c in CLASSES] == [c.name for c in CLASSES]

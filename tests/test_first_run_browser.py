@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from support import app_py, chromium, free_port
+from support import app_py, chromium, free_port, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.local_model]
 
@@ -70,8 +70,7 @@ def test_first_run_with_the_defaults_offline(fresh_app):
     url, log = fresh_app
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        errors = watch_errors(page)
         page.goto(url)
         # The defaults, as the share link states them: the embedded model and the OR-Bench pair.
         page.wait_for_function(

@@ -3,7 +3,7 @@ point inside (checked after DNS, pinned at connect time, redirects refused),
 limits free-text models to an allow-list of providers, caps each session, and
 exempts the owner's configured models. Also: bad CLI input is one line, exit 2.
 
-Name resolution is injected (`resolver=` / `guards._system_resolver`), so no
+Name resolution is injected (`resolver=` / `guards.endpoints._system_resolver`), so no
 test asks a real DNS server; the `no_egress` fence fails any test that tries
 to connect beyond 127.0.0.1.
 """
@@ -305,7 +305,7 @@ async def test_dns_rebinding_between_check_and_connect_is_refused(fake, monkeypa
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
     answers = iter([["93.184.215.14"], ["127.0.0.1"]])
     monkeypatch.setattr(
-        guards, "_system_resolver", lambda host, port, *a: resolver_for({host: next(answers)})(host, port)
+        guards.endpoints, "_system_resolver", lambda host, port, *a: resolver_for({host: next(answers)})(host, port)
     )
     spec = custom_endpoint(f"http://rebind.example:{fake.port}/v1", "answer", "sk-x")
     check_model(spec)  # first answer: public
@@ -317,13 +317,13 @@ async def test_dns_rebinding_between_check_and_connect_is_refused(fake, monkeypa
 @pytest.fixture
 def loopback_counts_as_public(monkeypatch):
     """Let the fake server on 127.0.0.1 stand in for a public host."""
-    real = guards.address_problem
-    monkeypatch.setattr(guards, "address_problem", lambda ip: None if ip.is_loopback else real(ip))
+    real = guards.endpoints.address_problem
+    monkeypatch.setattr(guards.endpoints, "address_problem", lambda ip: None if ip.is_loopback else real(ip))
 
 
 async def test_connection_is_pinned_to_the_checked_address(fake, monkeypatch, no_egress, loopback_counts_as_public):
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
-    monkeypatch.setattr(guards, "_system_resolver", resolver_for({"pinned.example": ["127.0.0.1"]}))
+    monkeypatch.setattr(guards.endpoints, "_system_resolver", resolver_for({"pinned.example": ["127.0.0.1"]}))
     spec = custom_endpoint(f"http://pinned.example:{fake.port}/v1", "answer", "sk-x")
     result = await _run_one(spec)
     assert result.ok, result.error
@@ -353,7 +353,7 @@ async def test_redirects_are_refused_in_public_mode(
     fake, redirector, monkeypatch, no_egress, loopback_counts_as_public
 ):
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
-    monkeypatch.setattr(guards, "_system_resolver", resolver_for({"bouncer.example": ["127.0.0.1"]}))
+    monkeypatch.setattr(guards.endpoints, "_system_resolver", resolver_for({"bouncer.example": ["127.0.0.1"]}))
     spec = custom_endpoint(f"http://bouncer.example:{redirector}/v1", "answer", "sk-x")
     result = await _run_one(spec)
     assert result.verdict == "error"

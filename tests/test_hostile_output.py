@@ -11,12 +11,12 @@ import csv
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 
 import pytest
 from fake_openai import HOSTILE_TEXT
+from support import fake_models_yaml, run_cli
 
 from orbench_play import engine
 from orbench_play.cache import ResultCache
@@ -45,16 +45,16 @@ HOSTILE = {
 
 
 def _result(response: str, **overrides) -> CellResult:
-    fields = dict(
-        split="hard-1k",
-        row_id="hard-1k:1",
-        category="privacy",
-        prompt="p",
-        model="m",
-        response=response,
-        verdict="direct_answer",
-        verdict_source="phrases",
-    )
+    fields = {
+        "split": "hard-1k",
+        "row_id": "hard-1k:1",
+        "category": "privacy",
+        "prompt": "p",
+        "model": "m",
+        "response": response,
+        "verdict": "direct_answer",
+        "verdict_source": "phrases",
+    }
     fields.update(overrides)
     return CellResult(**fields)
 
@@ -94,7 +94,7 @@ def test_files_round_trip(tmp_path):
     jsonl_path = write_results(results, tmp_path / "r.jsonl")
     rows = _read_csv(csv_path.read_text(encoding="utf-8"))
     assert len(rows) == len(results)  # embedded CR/LF/quotes did not break rows
-    back = [json.loads(l) for l in jsonl_path.read_text(encoding="utf-8").splitlines()]
+    back = [json.loads(line) for line in jsonl_path.read_text(encoding="utf-8").splitlines()]
     assert [b["response"] for b in back] == list(HOSTILE.values())
 
 
@@ -142,33 +142,15 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
     """The CLI prints only counts and names; model output goes to files, defused."""
     fake.set_text("answer:esc", "\x1b]0;pwned\x07\x1b[2J" + HOSTILE["formula_eq"])
     fake.set_text("answer:formula", HOSTILE["formula_eq"])
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        "model_list:\n"
-        + "".join(
-            f'  - model_name: "{name}"\n    litellm_params:\n      model: openai/{model}\n      api_base: {fake.base_url}\n      api_key: sk-x\n'
-            for name, model in (
-                ("hostile", "hostile"),
-                ("esc", "answer:esc"),
-                ("formula", "answer:formula"),
-                ("[bold red]markup[/]", "answer"),
-            )
-        )
-    )
+    models = {"hostile": "hostile", "esc": "answer:esc", "formula": "answer:formula", "[bold red]markup[/]": "answer"}
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, models, api_key="sk-x")
     out_csv, out_jsonl = tmp_path / "r.csv", tmp_path / "r.jsonl"
     env = dict(os.environ, ORBENCH_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="200")
     for out in (out_csv, out_jsonl):
         args = ["run", "--config", str(config), "--split", "hard-1k", "--n", "2", "--out", str(out), "--retries", "0"]
         for name in ("hostile", "esc", "formula", "[bold red]markup[/]"):
             args += ["--model", name]
-        proc = subprocess.run(
-            [sys.executable, "-m", "orbench_play", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=180,
-            cwd=tmp_path,
-        )
+        proc = run_cli(args, env=env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
         printed = proc.stdout + proc.stderr
         for bad in ("\x1b", "\x07", "<script>", "HYPERLINK", "\u202e"):
@@ -177,5 +159,5 @@ def test_hostile_fake_model_through_the_cli(fake, tmp_path):
     rows = _read_csv(out_csv.read_text(encoding="utf-8"))
     assert rows and not any(v.startswith(FORMULA_START) for r in rows for v in r.values())
     assert any(r["response"].startswith("'=HYPERLINK") for r in rows)
-    back = [json.loads(l) for l in out_jsonl.read_text(encoding="utf-8").splitlines()]
+    back = [json.loads(line) for line in out_jsonl.read_text(encoding="utf-8").splitlines()]
     assert any(b["response"] == HOSTILE_TEXT for b in back)

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import free_port
+from support import app_py, fake_models_yaml, free_port
 
 SESSIONS = int(os.environ.get("ORBENCH_LOAD_SESSIONS", "24"))
 CATEGORIES = ["privacy", "illegal", "harmful", "deception"]
@@ -41,51 +41,18 @@ def app_url(fake_server, tmp_path_factory):
     """The app as it is deployed: `python app.py` in its own process (the
     gradio clients and the fake server stay in this one, as visitors and a
     provider would be elsewhere)."""
-    import subprocess
-    import sys
-
-    import httpx
-
     folder = tmp_path_factory.mktemp("load")
-    config = folder / "models.yaml"
-    config.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: fake-{b}\n    litellm_params: {{model: 'openai/{b}', api_base: '{fake_server.base_url}', api_key: sk-fake}}\n"
-            for b in ("slow", "answer")
-        ),
-        encoding="utf-8",
+    config = fake_models_yaml(
+        folder / "models.yaml", fake_server.base_url, {f"fake-{b}": b for b in ("slow", "answer")}
     )
-    port = free_port()
     env = dict(
-        os.environ, ORBENCH_MODELS=str(config), GRADIO_SERVER_PORT=str(port), ORBENCH_CACHE_DIR=str(folder / "cache")
+        os.environ,
+        ORBENCH_MODELS=str(config),
+        GRADIO_SERVER_PORT=str(free_port()),
+        ORBENCH_CACHE_DIR=str(folder / "cache"),
     )
-    log = open(folder / "app.log", "w")
-    app = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve().parent.parent / "app.py")],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(url + "config", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert app.poll() is None and time.monotonic() < deadline, (folder / "app.log").read_text()[-3000:]
-            time.sleep(0.5)
+    with app_py(Path(__file__).resolve().parent.parent, env, folder / "app.log", within=120) as (url, _page):
         yield url
-    finally:
-        app.terminate()
-        try:
-            app.wait(15)
-        except subprocess.TimeoutExpired:
-            app.kill()
-        log.close()
 
 
 def _expected_rows(seed: int) -> dict[str, str]:
@@ -182,7 +149,7 @@ def _measure(app_url, fake_server, tmp_path) -> dict:
     scores = [_score(o) for o in outcomes]
     times = sorted(o.seconds for o in outcomes if o.seconds is not None)
     p50 = statistics.median(times)
-    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     report = {
         "sessions": SESSIONS,
         "cells_per_session": len(CATEGORIES) * PER_CATEGORY * len(MODELS),

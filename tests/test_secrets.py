@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
+
+from support import run_cli
 
 from orbench_play import engine
 from orbench_play.cache import ResultCache, cell_key
@@ -118,15 +118,7 @@ def test_cli_run_with_a_key_from_the_environment_leaks_it_nowhere(fake, tmp_path
     ]
     for name in ("fake-answer", "fake-e401", "fake-cut"):
         args += ["--model", name]
-    proc = subprocess.run(
-        [sys.executable, "-m", "orbench_play", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        cwd=tmp_path,
-    )
+    proc = run_cli(args, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert out.exists() and "Authentication failed" in out.read_text()
     assert sum(r.headers.get("Authorization") == f"Bearer {key}" for r in fake.requests) == 9

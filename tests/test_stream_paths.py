@@ -226,10 +226,10 @@ def test_custom_endpoints_and_the_public_guard_use_the_fast_path(fake, monkeypat
     from orbench_play import guards
 
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")
-    real = guards.address_problem
-    monkeypatch.setattr(guards, "address_problem", lambda ip: None if ip.is_loopback else real(ip))
+    real = guards.endpoints.address_problem
+    monkeypatch.setattr(guards.endpoints, "address_problem", lambda ip: None if ip.is_loopback else real(ip))
     monkeypatch.setattr(
-        guards,
+        guards.endpoints,
         "_system_resolver",
         lambda host, port, *a: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))],
     )

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from fake_openai import LONE_SURROGATE_TEXT
+from support import fake_models_yaml, run_cli
 
 from orbench_play import engine
 from orbench_play.cache import CachedAnswer, ResultCache, cell_key
@@ -96,28 +95,13 @@ async def test_a_cache_entry_holding_bad_text_is_repaired_when_read(fake, tmp_pa
 
 
 def test_the_cli_writes_csv_and_jsonl_of_a_run_with_broken_text(fake, tmp_path):
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: {name}\n    litellm_params:\n      model: openai/{name}\n"
-            f"      api_base: {fake.base_url}\n      api_key: sk-x\n"
-            for name in ("split-surrogate", "lone-surrogate")
-        )
-    )
+    names = ("split-surrogate", "lone-surrogate")
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {name: name for name in names}, api_key="sk-x")
     env = dict(os.environ, ORBENCH_CACHE_DIR=str(tmp_path / "cache"))
     for out in (tmp_path / "r.csv", tmp_path / "r.jsonl"):
         args = ["run", "--config", str(config), "--model", "split-surrogate", "--model", "lone-surrogate"]
         args += ["--split", "hard-1k", "--n", "2", "--retries", "0", "--out", str(out)]
-        proc = subprocess.run(
-            [sys.executable, "-m", "orbench_play", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=180,
-            cwd=tmp_path,
-            check=False,
-        )
+        proc = run_cli(args, env=env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
         assert not (tmp_path / (out.name + ".part")).exists()

@@ -8,9 +8,10 @@ import io
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support import serve_playground
+from support import fake_models_yaml, serve_playground
 
 from orbench_play.types import RESULT_COLUMNS
 
@@ -18,14 +19,8 @@ FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b")
 
 
 def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
-    lines = ["model_list:"]
-    for name in names:
-        lines += [
-            f"  - model_name: fake-{name.replace(':', '-')}",
-            f"    litellm_params: {{model: 'openai/{name}', api_base: '{base_url}', api_key: sk-fake}}",
-        ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    """The fake server's behaviours as models `fake-<behaviour>` (`answer:b` is `fake-answer-b`)."""
+    return fake_models_yaml(path, base_url, {f"fake-{name.replace(':', '-')}": name for name in names})
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +45,21 @@ def rows_by_model(payload) -> dict[str, list[dict]]:
     for row in payload["run"]["results"]:
         out.setdefault(row["model"], []).append(row)
     return out
+
+
+API_ENDPOINTS = {"/run", "/run_prompt", "/stop", "/override", "/compare"}
+
+
+def test_the_api_is_exactly_the_named_endpoints(app_url):
+    """The page's own events (buttons, live feed, share link, load chain) stay out of
+    the API, documented or not, and never take an endpoint's name (no `/run_1`)."""
+    import httpx
+
+    for params in ({}, {"all_endpoints": "true"}):
+        info = httpx.get(app_url + "gradio_api/info", params=params, timeout=30).json()
+        assert set(info["named_endpoints"]) == API_ENDPOINTS, params
+        assert not info["unnamed_endpoints"], params
+    assert set(client(app_url).view_api(print_info=False, return_format="dict")["named_endpoints"]) == API_ENDPOINTS
 
 
 def test_run_endpoint_returns_results_scoreboard_and_files(app_url):
@@ -102,7 +112,7 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
     """A slow session does not hold up another visitor, and neither sees the other's results."""
     slow_client, quick_client = client(app_url), client(app_url)
     fake_server.delay = 3.0
-    outcome: dict[str, object] = {}
+    outcome: dict[str, Any] = {}
 
     def slow_run():
         outcome["slow"] = run(slow_client, ["fake-slow"], categories=["privacy"], n=1, seed=9)
@@ -117,10 +127,10 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
         worker.join(30)
     finally:
         fake_server.delay = 1.0
-    assert "slow_at" in outcome and quick_at < outcome["slow_at"]  # type: ignore[operator]
+    assert "slow_at" in outcome and quick_at < outcome["slow_at"]
     assert [r["model"] for r in quick[6]["run"]["results"]] == ["fake-answer"]
     assert quick[6]["session_results"] == 1
-    slow_payload = outcome["slow"][6]  # type: ignore[index]
+    slow_payload = outcome["slow"][6]
     assert slow_payload["session_results"] == 1 and slow_payload["run"]["results"][0]["model"] == "fake-slow"
 
 

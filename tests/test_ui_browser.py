@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import chromium, fake_models_yaml, serve_playground
+from support import browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
 
 pytestmark = pytest.mark.browser
 
@@ -51,25 +51,13 @@ def browser(app_url):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1500, "height": 1100})
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.errors = errors  # type: ignore[attr-defined]
-    try:
+    with browser_page(browser, viewport={"width": 1500, "height": 1100}) as pg:
         yield pg
-    finally:
-        context.close()
 
 
 def open_share(page, app_url: str, query: str) -> float:
     started = time.monotonic()
-    page.goto(app_url + query)
-    page.wait_for_selector("#run")
-    # The load handler pre-fills the controls from the query; the share box reflects them.
-    page.wait_for_function(
-        "q => (document.querySelector('#share textarea')?.value || '').endsWith(q)", arg=query, timeout=20_000
-    )
+    open_share_link(page, app_url, query)
     return time.monotonic() - started
 
 
@@ -113,7 +101,7 @@ def test_share_link_run_streams_all_columns_and_ends_with_scoreboard_and_plot(pa
     assert page.locator("#plot svg circle.paper-pt").count() == 32
     assert page.locator("#plot svg g.session-pt").count() == 3
     assert "30/30" in page.locator("#progress").inner_text()
-    assert run_s < 30 and page.errors == []  # type: ignore[attr-defined]
+    assert run_s < 30 and errors_of(page) == []
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "playground-finished-run.png"), full_page=True)
     (ARTIFACTS / "playground-timings.txt").write_text(
@@ -153,7 +141,7 @@ def test_hostile_answer_executes_nothing(page, app_url):
     text = page.locator("#grid td.cell:has(.verdict[data-model='fake-hostile'])").first.inner_text()
     assert "<script>window.__pwned=1</script>" in text and "${7*7}" in text and "{{7*7}}" in text
     assert "\u202e" not in text and "U+202E" in text
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_stop_keeps_finished_cells(page, app_url, fake_server):

@@ -1,27 +1,17 @@
-"""Public mode in the playground: the guards from guards.py hold at the UI's door."""
+"""Public mode in the playground: the guards (`orbench_play.guards`) hold at the UI's door."""
 
 from __future__ import annotations
 
 import pytest
+from support import drain, fake_playground
 
-from orbench_play.models import custom_endpoint, load_catalog
+from orbench_play.models import custom_endpoint
 from orbench_play.ui.session import new_session
 
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.handlers import Playground
-
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        f"model_list:\n  - model_name: owner-answer\n    litellm_params: {{model: openai/answer, api_base: '{fake.base_url}', api_key: sk-fake}}\n",
-        encoding="utf-8",
-    )
-    return Playground(load_catalog(config, include_local=False))
-
-
-async def drain(agen) -> list[tuple]:
-    return [frame async for frame in agen]
+    return fake_playground(tmp_path / "models.yaml", fake.base_url, {"owner-answer": "answer"})
 
 
 async def test_visitor_endpoint_on_loopback_is_refused_in_public_mode(playground, fake, monkeypatch):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from support import drain, fake_playground
 
-from orbench_play.models import load_catalog
 from orbench_play.ui.session import new_session
 from orbench_play.verdicts import classes_markdown
 
@@ -18,18 +18,7 @@ def no_keys(monkeypatch):
 
 
 def make_playground(fake, tmp_path):
-    from orbench_play.ui.handlers import Playground
-
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        f"model_list:\n  - model_name: owner-refuse\n    litellm_params: {{model: openai/refuse, api_base: '{fake.base_url}', api_key: sk-fake}}\n",
-        encoding="utf-8",
-    )
-    return Playground(load_catalog(config, include_local=False))
-
-
-async def drain(agen) -> list[tuple]:
-    return [frame async for frame in agen]
+    return fake_playground(tmp_path / "models.yaml", fake.base_url, {"owner-refuse": "refuse"})
 
 
 def test_menu_offers_presets_only_with_their_key(fake, tmp_path, monkeypatch):

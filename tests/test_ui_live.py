@@ -12,7 +12,7 @@ import time
 
 import pytest
 from fake_openai import long_answer_text
-from support import chromium, fake_models_yaml, serve_playground
+from support import chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
 from orbench_play.types import VERDICTS
 from orbench_play.ui import safe_html
@@ -83,17 +83,10 @@ def browser(app_url):
 
 
 def open_page(browser, app_url: str, query: str, width: int = 1500):
-    context = browser.new_context(viewport={"width": width, "height": 1000})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors  # type: ignore[attr-defined]
+    page = browser.new_context(viewport={"width": width, "height": 1000}).new_page()
+    watch_errors(page)
     page.add_init_script(WATCH)
-    page.goto(app_url + query)
-    page.wait_for_selector("#run")
-    page.wait_for_function(
-        "q => (document.querySelector('#share textarea')?.value || '').endsWith(q)", arg=query, timeout=20_000
-    )
+    open_share_link(page, app_url, query)
     return page
 
 
@@ -162,7 +155,7 @@ def test_every_column_streams_at_once_and_every_answer_arrives_whole_once(browse
         expect(second)
         assert not {c["row"] for c in second} & {c["row"] for c in cells}
         # (Gradio aborts the share-link requests the typing above superseded: not our script's errors.)
-        assert [e for e in page.errors if "signal is aborted" not in e] == []  # type: ignore[attr-defined]
+        assert [e for e in errors_of(page) if "signal is aborted" not in e] == []
     finally:
         fake_server.long_seconds = 2.0
 

@@ -14,7 +14,7 @@ from importlib import resources
 
 import pytest
 from fake_openai import HOSTILE_TEXT
-from support import chromium
+from support import browser_page, chromium, errors_of
 
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt
 from orbench_play.ui import safe_html
@@ -48,15 +48,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context()
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.errors = errors  # type: ignore[attr-defined]
-    try:
+    with browser_page(browser) as pg:
         yield pg
-    finally:
-        context.close()
 
 
 def script() -> str:
@@ -143,7 +136,7 @@ def test_repeated_reordered_and_lost_batches_end_with_every_answer_intact(page):
     assert sorted((b[2], b[3]) for b in badges) == sorted((m, p.row_id) for m in run.models for p in run.prompts)
     # Hostile text stays text: no element came from it, nothing ran.
     assert page.locator("#grid img, #grid script, #grid svg, #grid a, #grid iframe").count() == 0
-    assert page.evaluate("window.__pwned") is None and page.errors == []  # type: ignore[attr-defined]
+    assert page.evaluate("window.__pwned") is None and errors_of(page) == []
     assert "\u202e" not in page.inner_text("#grid") and "U+202E" in page.inner_text("#grid")
 
 
@@ -179,7 +172,7 @@ def test_a_new_run_replaces_the_old_one_and_a_final_badge_opens_the_verdict_menu
     page.evaluate("html => { document.querySelector('#grid .prose').innerHTML = html; }", skeleton2)
     page.wait_for_function("() => document.querySelector('#grid .resp')?.textContent === 'Second run answer.'")
     assert page.locator("#grid [data-i]").count() == 1
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_live_run_that_goes_silent_is_resynced_and_an_ended_one_is_not(page):

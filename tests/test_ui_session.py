@@ -8,8 +8,8 @@ import html
 import re
 
 import pytest
+from support import drain, fake_playground
 
-from orbench_play.models import load_catalog
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, cell_id
 from orbench_play.ui.session import Session, new_session
@@ -123,22 +123,8 @@ def test_results_accumulate_over_runs_and_sessions_are_independent():
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.handlers import Playground
-
-    config = tmp_path / "models.yaml"
-    config.write_text(
-        "model_list:\n"
-        + "".join(
-            f"  - model_name: fake-{name}\n    litellm_params: {{model: openai/{name}, api_base: '{fake.base_url}', api_key: sk-fake}}\n"
-            for name in ("answer", "refuse", "e401", "unknown-model")
-        ),
-        encoding="utf-8",
-    )
-    return Playground(load_catalog(config, include_local=False))
-
-
-async def drain(agen) -> list[tuple]:
-    return [frame async for frame in agen]
+    names = ("answer", "refuse", "e401", "unknown-model")
+    return fake_playground(tmp_path / "models.yaml", fake.base_url, {f"fake-{name}": name for name in names})
 
 
 async def test_run_handler_streams_frames_and_ends_with_results(playground):

@@ -16,11 +16,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import chromium, serve_playground
+from support import chromium, drain, fake_models_yaml, fake_playground, open_share_link, serve_playground, watch_errors
 
 from orbench_play import data
 from orbench_play.compare import compare
-from orbench_play.models import load_catalog
 from orbench_play.prompts import SYSTEM_PROMPTS
 from orbench_play.scoring import score_results
 from orbench_play.types import (
@@ -39,26 +38,9 @@ MODELS = {"bot": "refuse-if-system", "fake-answer": "answer", "fake-refuse": "re
 SAFETY = "bot · safety"
 
 
-def write_models(path: Path, base_url: str) -> Path:
-    lines = ["model_list:"]
-    for name, behaviour in MODELS.items():
-        lines += [
-            f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/{behaviour}', api_base: '{base_url}', api_key: sk-fake}}",
-        ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def playground(fake, tmp_path):
-    from orbench_play.ui.handlers import Playground
-
-    return Playground(load_catalog(write_models(tmp_path / "models.yaml", fake.base_url), include_local=False))
-
-
-async def drain(agen) -> list[tuple]:
-    return [frame async for frame in agen]
+    return fake_playground(tmp_path / "models.yaml", fake.base_url, MODELS)
 
 
 def attrs(markup: str, tag: str, cls: str) -> list[dict[str, str]]:
@@ -262,7 +244,7 @@ ALL_FINAL = (
 
 @pytest.fixture(scope="module")
 def app_url(fake_server, tmp_path_factory):
-    config = write_models(tmp_path_factory.mktemp("ui-spotcheck") / "models.yaml", fake_server.base_url)
+    config = fake_models_yaml(tmp_path_factory.mktemp("ui-spotcheck") / "models.yaml", fake_server.base_url, MODELS)
     with serve_playground(config) as url:
         yield url
 
@@ -276,12 +258,8 @@ def browser(app_url):
 def open_page(browser, app_url: str, query: str, viewport=(1400, 900)):
     context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(app_url + query)
-    page.wait_for_function(
-        "q => (document.querySelector('#share textarea')?.value || '').endsWith(q)", arg=query, timeout=30_000
-    )
+    errors = watch_errors(page)
+    open_share_link(page, app_url, query, timeout_ms=30_000)
     return context, page, errors
 
 
@@ -306,18 +284,23 @@ def test_run_and_compare_endpoints_through_gradio_client(app_url):
     assert "No significant difference on hard-1k prompts at n=4" in payload["summary"]
 
 
+def run_bot_then_bot_with_safety(page) -> None:
+    """In an open page of `bot`: run it, pick the safety preset in the page, run again."""
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
+    page.click("#gen_settings button.label-wrap, #gen_settings > button")
+    choose(page, "system_preset", "safety —")
+    page.click("#run button, button#run")
+    page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+
+
 @pytest.mark.browser
 def test_browser_safety_preset_then_compare(browser, app_url):
     """Run `bot` without and with the safety preset (set in the page), then compare the two."""
     query = "?models=bot&split=hard-1k&categories=all&n=1&seed=0"
     context, page, errors = open_page(browser, app_url, query)
     try:
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-        page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        choose(page, "system_preset", "safety —")
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        run_bot_then_bot_with_safety(page)
         assert page.locator(f"#grid th.model-col[data-variant='{SAFETY}']").inner_text() == SAFETY
         page.wait_for_selector(f"#scoreboard tr[data-variant='{SAFETY}']")
         assert page.locator("#scoreboard tr[data-model='bot']").count() == 2
@@ -361,12 +344,7 @@ def test_docs_screenshots(browser, app_url):
         context.close()
     context, page, errors = open_page(browser, app_url, "?models=bot&split=hard-1k&categories=all&n=1&seed=0")
     try:
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-        page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        choose(page, "system_preset", "safety —")
-        page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        run_bot_then_bot_with_safety(page)
         page.click("#compare button.label-wrap, #compare > button")
         page.wait_for_function("() => document.querySelector('#compare_b input')?.value === 'bot · safety'")
         page.click("#compare_run")

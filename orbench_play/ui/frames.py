@@ -154,7 +154,7 @@ def _stamp(args: tuple) -> None:
             arg.requested_at = time.monotonic()
 
 
-def _wrap(handler: Callable, convert: Callable[[Frame], tuple], *, close_with_skips: bool = False) -> Callable:
+def _wrap(handler: Callable, convert: Callable[[Frame], tuple | None], *, close_with_skips: bool = False) -> Callable:
     """`handler` with its frames converted; the signature Gradio inspects stays the handler's.
 
     Gradio's closing message of a generator repeats the last frame's values in

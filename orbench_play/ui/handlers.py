@@ -168,7 +168,7 @@ class Playground(SetupHandlers, CompareHandlers):
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
         judge: str | None = None,
-    ) -> AsyncIterator[tuple]:  # fmt: skip
+    ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
         The generation settings (system prompt preset or custom text,
@@ -224,7 +224,7 @@ class Playground(SetupHandlers, CompareHandlers):
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
-    ) -> AsyncIterator[tuple]:  # fmt: skip
+    ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
         text = (prompt or "").strip()
@@ -248,7 +248,7 @@ class Playground(SetupHandlers, CompareHandlers):
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
         params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
-    ) -> AsyncIterator[tuple]:  # fmt: skip
+    ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings)."""
         if not isinstance(params, GenerationParams):

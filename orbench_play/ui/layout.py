@@ -5,6 +5,7 @@ handlers in `handlers.py`. Nothing here runs models or holds visitor state.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -30,6 +31,13 @@ SPLIT_CHOICES = [
 
 _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
 
+PAGE_ONLY: dict[str, Any] = {"api_visibility": "private"}
+"""An event of the page's own: not in the API docs and not callable by Gradio's
+clients (Gradio 6's `api_name=False` meant the same, under the name "false").
+An event that runs an API endpoint's handler also gets a `page_` name of its own:
+Gradio names an event after its function, and names are unique across private
+and public events, so the page's Stop would take `stop` and leave `/stop_1` to the API."""
+
 
 def _live_grid_js() -> str:
     """The page side of the live grid (`live_grid.js`, package data)."""
@@ -52,7 +60,20 @@ def _about_text() -> str:
     return text.replace("{{verdict_classes}}", classes_markdown())
 
 
-def _generation_settings(pg: Playground) -> dict[str, gr.components.Component]:
+@dataclass(frozen=True)
+class GenerationControls:
+    """The "Generation settings" accordion's controls."""
+
+    preset: gr.Dropdown
+    custom_system: gr.Textbox
+    temperature: gr.Textbox
+    top_p: gr.Textbox
+    max_tokens: gr.Slider
+    repeats: gr.Slider
+    hint: gr.Markdown
+
+
+def _generation_settings(pg: Playground) -> GenerationControls:
     """The "Generation settings" accordion: how the model is asked. Every
     setting is part of the cache key and of each result; a non-default
     setting makes the model a separate variant (column label, scoreboard row)."""
@@ -84,11 +105,8 @@ def _generation_settings(pg: Playground) -> dict[str, gr.components.Component]:
         )  # fmt: skip
         hint = gr.Markdown("", elem_id="gen_hint")
     for control in (repeats, temperature):
-        control.change(repeat_hint, [repeats, temperature], hint, api_name=False, show_progress="hidden")
-    return {
-        "preset": preset, "custom_system": custom_system, "temperature": temperature, "top_p": top_p,
-        "max_tokens": max_tokens, "repeats": repeats, "hint": hint,
-    }  # fmt: skip
+        control.change(repeat_hint, [repeats, temperature], hint, **PAGE_ONLY, show_progress="hidden")
+    return GenerationControls(preset, custom_system, temperature, top_p, max_tokens, repeats, hint)
 
 
 def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.Component]:
@@ -136,10 +154,10 @@ def _add_models(pg: Playground, models: gr.Dropdown, state: gr.State) -> list:
             api_key = gr.Textbox(label="API key (optional)", type="password", elem_id="custom_key")
         add_endpoint = gr.Button("Add endpoint", size="sm")
     return [
-        add_string.click(pg.add_model_string, [model_string, models, state], [models, model_string], api_name=False),
-        model_string.submit(pg.add_model_string, [model_string, models, state], [models, model_string], api_name=False),
+        add_string.click(pg.add_model_string, [model_string, models, state], [models, model_string], **PAGE_ONLY),
+        model_string.submit(pg.add_model_string, [model_string, models, state], [models, model_string], **PAGE_ONLY),
         add_endpoint.click(
-            pg.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], api_name=False
+            pg.add_custom_endpoint, [base_url, model_id, api_key, models, state], [models, state], **PAGE_ONLY
         ),
     ]
 
@@ -247,31 +265,35 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         with gr.Accordion("About OR-Bench and this playground", open=False, elem_id="about"):
             gr.Markdown(_about_text())
 
-        gen_inputs = [gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["repeats"]]
-        run_inputs = [models, split, categories, n, seed, gen["max_tokens"], state, *gen_inputs, focus, judge]
-        prompt_inputs = [custom_prompt, models, gen["max_tokens"], state, *gen_inputs, judge]
+        gen_inputs = [gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.repeats]
+        run_inputs = [models, split, categories, n, seed, gen.max_tokens, state, *gen_inputs, focus, judge]
+        prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]
         # The page: the grid's skeleton once per run, then per-cell changes through `feed`.
         page_outputs = [progress, grid, feed, scoreboard, plot, *files, override_cell, state]
         page_override_outputs = [feed, scoreboard, plot, *files, override_cell, state]
-        page_args: dict[str, Any] = {"api_name": False, "concurrency_limit": None, "show_progress": "hidden"}
-        run_event = run_btn.click(for_page(pg.run_setup), run_inputs, page_outputs, **page_args)
-        prompt_event = prompt_btn.click(for_page(pg.run_prompt), prompt_inputs, page_outputs, **page_args)
+        page_args: dict[str, Any] = {**PAGE_ONLY, "concurrency_limit": None, "show_progress": "hidden"}
+        run_event = run_btn.click(for_page(pg.run_setup), run_inputs, page_outputs, api_name="page_run", **page_args)
+        prompt_event = prompt_btn.click(
+            for_page(pg.run_prompt), prompt_inputs, page_outputs, api_name="page_run_prompt", **page_args
+        )
         # No `cancels`: Stop ends the run's engine; the run's handler then sends its last frame itself.
-        stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, **page_args)
+        stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, api_name="page_stop", **page_args)
         for event in (run_event, prompt_event, stop_event):  # new variants become comparable
             event.then(
                 pg.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],
-                api_name=False, show_progress="hidden",
+                **PAGE_ONLY, show_progress="hidden",
             )  # fmt: skip
-        override_event = override_btn.click(for_page(pg.override), override_inputs, page_override_outputs, **page_args)
+        override_event = override_btn.click(
+            for_page(pg.override), override_inputs, page_override_outputs, api_name="page_override", **page_args
+        )
         click_event = feed.override(for_page(pg.override_click), [state], page_override_outputs, **page_args)
         feed.resync(pg.grid_snapshot, [state], [feed], **page_args)
         # The download buttons say when there is something to download (enabled after a run).
         for event in (run_event, prompt_event, stop_event, override_event, click_event):
-            event.then(pg.download_state, [state], files, api_name=False, show_progress="hidden")
-        demo.load(pg.download_state, [state], files, api_name=False, show_progress="hidden")
+            event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
+        demo.load(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         # The API (gradio_client): the same handlers on endpoints of their own, with the
         # whole result at the end (grid HTML, scoreboard, plot, files, results_json).
         api_outputs = [progress, grid, scoreboard, plot, *files, results_json, override_cell, state]
@@ -280,29 +302,34 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         gr.on([], for_api(pg.run_prompt), prompt_inputs, api_outputs, api_name="run_prompt", **api_args)
         gr.on([], for_api(pg.stop), [state], api_outputs, api_name="stop", **api_args)
         gr.on([], for_api(pg.override), override_inputs, api_outputs[1:], api_name="override", **api_args)
-        share_inputs = [
-            models, split, categories, n, seed, page_base, state,
-            gen["preset"], gen["custom_system"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"],
-            focus,
+        # What a visitor sets that the share link carries (the link follows each change).
+        setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
+            models, split, categories, n, seed,
+            gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
         ]  # fmt: skip
-        share_args: dict[str, Any] = {"api_name": False, "show_progress": "hidden", "trigger_mode": "always_last"}
-        reroll.click(_new_seed, None, seed, api_name=False, show_progress="hidden").then(
+        share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
+        share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
+        reroll.click(_new_seed, None, seed, **PAGE_ONLY, show_progress="hidden").then(
             pg.share_link, share_inputs, share, **share_args
         )
-        split.input(pg.banner, split, banner, api_name=False, show_progress="hidden")
-        for control in (models, split, categories, n, seed, *share_inputs[7:]):
+        split.input(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
+        for control in setup_controls:
             control.input(pg.share_link, share_inputs, share, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
             event.then(pg.share_link, share_inputs, share, **share_args)
         load_outputs = [
             models, split, categories, n, seed, banner,
-            gen["preset"], gen["temperature"], gen["top_p"], gen["max_tokens"], gen["repeats"], focus,
+            gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
         ]  # fmt: skip
         # One chain, so the share link is computed from the pre-filled controls, never a stale mix.
-        demo.load(None, None, page_base, js=_PAGE_BASE_JS, api_name=False).then(
+        demo.load(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
             pg.on_load, [state], load_outputs,
-            api_name=False, show_progress="hidden",
+            **PAGE_ONLY, show_progress="hidden",
         ).then(pg.share_link, share_inputs, share, **share_args)  # fmt: skip
+        # A gr.State with a factory gets a load event that Gradio would publish as an API
+        # endpoint named after the factory (`/new_session`): the same load event, page-only.
+        state.load_event_to_attach = None
+        demo.load(new_session, None, state, **PAGE_ONLY)
     return demo
 
 

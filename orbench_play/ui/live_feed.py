@@ -180,7 +180,8 @@ class LiveFeed:
             if value:
                 message[key] = value
         if run.finished:
-            self._ended = message["end"] = 1
+            message["end"] = 1
+            self._ended = True
         return _dumps(message)
 
     def snapshot(self, run: RunView | None, overrides: dict[str, str]) -> str | None:

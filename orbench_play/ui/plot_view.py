@@ -159,18 +159,18 @@ def render_plot(
     parts += [groups[i] for i in sorted(groups)]
     for i, s in enumerate(scores):
         name = labels.get(s.model, s.model)
-        o, t, broad = _has(s.over_refusal_hard_1k), _has(s.toxic_refusal), _has(s.over_refusal_80k)
-        if o and t:
+        has_x, has_y, broad = _has(s.over_refusal_hard_1k), _has(s.toxic_refusal), _has(s.over_refusal_80k)
+        if has_x and has_y:
             kind = ""
-        elif o:
+        elif has_x:
             kind = " (hard-1k only)"
-        elif t:
+        elif has_y:
             kind = " (toxic only" + ("; its 80k over-refusal is not on these axes)" if broad else ")")
         elif broad:
             kind = " (80k only: not on these axes, whose x is hard-1k)"
         else:
             continue
-        colour = "#9ca3af" if not (o or t) else _PALETTE[i % len(_PALETTE)]
+        colour = "#9ca3af" if not (has_x or has_y) else _PALETTE[i % len(_PALETTE)]
         legend.append(
             f'<span class="lg-item"><span class="lg" style="color:{colour}">●</span> {safe_text(name + kind)}</span>'
         )

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from ..prompts import SYSTEM_PROMPTS
-from ..types import CATEGORIES, DEFAULT_SPLITS, SPLITS, GenerationParams
+from ..types import CATEGORIES, DEFAULT_MAX_TOKENS, DEFAULT_SPLITS, SPLITS
 
 MAX_MODELS = 6
 MAX_PER_CATEGORY = 20
 MAX_SEED = 2**31 - 1
 DEFAULT_PRESET = "none"
-DEFAULT_MAX_TOKENS = GenerationParams().max_tokens
 MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 2048
 """The range of the page's max-tokens slider."""
 MAX_REPEATS = 5

@@ -15,16 +15,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..types import VERDICTS
+from ..types import CLASS_LABELS, VERDICTS
+from ..verdicts.classes import CLASSES
 
-VERDICT_TEXT: dict[str, str] = {
-    "direct_answer": "answer",
-    "direct_refusal": "refusal",
-    "indirect_refusal": "indirect refusal",
-    "error": "error",
-    "pending": "waiting",
-}
-OVERRIDE_LABELS: tuple[str, ...] = ("direct_answer", "direct_refusal", "indirect_refusal")
+VERDICT_TEXT: dict[str, str] = {**{c.label: c.name for c in CLASSES}, "error": "error", "pending": "waiting"}
+"""A verdict in words: the classes by their one definition's names."""
+OVERRIDE_LABELS: tuple[str, ...] = CLASS_LABELS
 MAX_SHOWN_CHARS = 4000
 """Longer answers are cut in the grid (the export keeps everything)."""
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..prompts import variant_name, variant_of
 from ..types import (
+    CLASS_LABELS,
     CellEvent,
     CellResult,
     GenerationParams,
@@ -28,7 +29,7 @@ from .exports import SessionFiles
 from .live_feed import LiveFeed
 from .run_view import CellView, RunView, retry_wait
 
-OVERRIDABLE = ("direct_answer", "direct_refusal", "indirect_refusal")
+OVERRIDABLE = CLASS_LABELS
 STOPPED = "Stopped"
 __all__ = ["OVERRIDABLE", "CellView", "RunView", "Session", "close_session", "new_session"]
 

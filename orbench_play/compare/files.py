@@ -1,0 +1,78 @@
+"""Reading a results file back (CSV or JSONL written by `export.write_results`
+or `orbench-play run --out`) as `CellResult`s, for `orbench-play compare`."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..export import unneutralise_csv_cell
+from ..types import CellResult
+from .stats import CompareError
+
+_FLOATS = {"latency_s", "ttft_s", "cost_usd"}
+_INTS = {"completion_tokens", "repeat"}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name in _FLOATS or name in _INTS:
+        if value in ("", None):
+            return 0.0 if name == "cost_usd" else (0 if name == "repeat" else None)
+        try:
+            return int(float(value)) if name in _INTS else float(value)
+        except (TypeError, ValueError):
+            return None
+    if name == "cached":
+        return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "1", "yes")
+    return "" if value is None else str(value)
+
+
+def load_results(path: str | Path) -> list[CellResult]:
+    """Read a results file written by `export.write_results` (or `orbench-play run --out`).
+
+    `.jsonl`/`.json` are JSON lines (split on `\\n` only: U+2028 and friends
+    are text, not line ends), anything else CSV. CSV text cells lose exactly
+    the apostrophe export's formula guard put there (`unneutralise_csv_cell`).
+    Files without a `repeat` column get repeats numbered by order of appearance
+    of each (row, model, system prompt, params), which is the order the engine
+    writes them in.
+    """
+    file = Path(path)
+    names = {f.name for f in fields(CellResult)}
+    try:
+        if file.suffix.lower() in (".jsonl", ".json"):
+            rows = []
+            text = file.read_bytes().decode("utf-8-sig")
+            for number, line in enumerate(text.split("\n"), start=1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except ValueError as exc:
+                        raise CompareError(f"{file} line {number} is not JSON ({exc}).") from None
+        else:
+            with file.open(encoding="utf-8-sig", newline="") as fh:
+                rows = [{k: unneutralise_csv_cell(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+    except FileNotFoundError:
+        raise CompareError(f"results file {file} does not exist.") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise CompareError(f"cannot read {file}: {exc}") from None
+    out: list[CellResult] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise CompareError(f"{file} row {number} is not an object.")
+        missing = [c for c in ("row_id", "model", "verdict") if c not in row]
+        if missing:
+            raise CompareError(f"{file} lacks column(s) {', '.join(missing)}: is it an orbench-play results file?")
+        values = {k: _coerce(k, v) for k, v in row.items() if k in names}
+        values.setdefault("system_prompt_id", "none")
+        result = CellResult(**values)
+        if "repeat" not in row:
+            ident = (result.row_id, result.model, result.system_prompt_id, result.params)
+            result.repeat = seen.get(ident, 0)
+            seen[ident] = result.repeat + 1
+        out.append(result)
+    return out

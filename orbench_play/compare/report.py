@@ -1,0 +1,203 @@
+"""A comparison for people: tables (pandas, for the UI and `--out`), the
+terminal rendering (rich) and `orbench-play compare`'s arguments and command."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..scoring import Rate
+from ..stability import Tally
+from .files import load_results
+from .stats import CompareError, Comparison, compare, compare_variants, fmt_p, quoted_list, select, variants
+
+if TYPE_CHECKING:
+    import argparse
+
+    import pandas as pd
+
+FRAME_COLUMNS: tuple[str, ...] = (
+    "row_id", "kind", "category", "prompt", "verdict A", "verdict B", "answer A", "answer B", "disagree",
+)  # fmt: skip
+
+
+# --- tables -------------------------------------------------------------------------
+
+
+def comparison_frame(comparison: Comparison, *, limit: int | None = None) -> pd.DataFrame:
+    """One row per paired prompt, disagreements first: row_id, kind, category,
+    prompt, verdict A, verdict B (a label, or "2/3 refused" with repeats),
+    answer A, answer B, disagree (bool). Model text is returned as is: render it
+    as text, never as HTML/markdown."""
+    import pandas as pd
+
+    rows = comparison.rows if limit is None else comparison.rows[:limit]
+    data = [
+        {
+            "row_id": r.row_id,
+            "kind": r.kind or "",
+            "category": r.category,
+            "prompt": r.prompt,
+            "verdict A": _verdict_label(r.a),
+            "verdict B": _verdict_label(r.b),
+            "answer A": r.answer_a,
+            "answer B": r.answer_b,
+            "disagree": r.disagree,
+        }
+        for r in rows
+    ]
+    return pd.DataFrame(data, columns=list(FRAME_COLUMNS))
+
+
+def _verdict_label(t: Tally) -> str:
+    if t.answers == 0:
+        return "error"
+    if t.answers == 1:
+        return "refusal" if t.refusals else "answer"
+    return t.label()
+
+
+def summary_frame(comparison: Comparison) -> pd.DataFrame:
+    """One row per kind: n, rate A %, rate B %, change (points), b, c, ties, p, method, sentence."""
+    import pandas as pd
+
+    data = [
+        {
+            "kind": k.kind,
+            "n": k.n,
+            "rate A %": round(100 * k.rate_a.rate, 1),
+            "rate B %": round(100 * k.rate_b.rate, 1),
+            "change (points)": round(100 * k.change, 1),
+            "only A refused": k.b,
+            "only B refused": k.c,
+            "ties": k.ties,
+            "p": k.p_value,
+            "method": k.method,
+            "sentence": k.sentence,
+        }
+        for k in comparison.kinds.values()
+    ]
+    columns = [
+        "kind",
+        "n",
+        "rate A %",
+        "rate B %",
+        "change (points)",
+        "only A refused",
+        "only B refused",
+        "ties",
+        "p",
+        "method",
+        "sentence",
+    ]
+    return pd.DataFrame(data, columns=columns)
+
+
+# --- CLI ----------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files", nargs="+", metavar="RESULTS", help="one or two results files (CSV or JSONL from `run --out`)"
+    )
+    parser.add_argument("--a", dest="a", metavar="NAME", help="variant (or model) A: in the first file")
+    parser.add_argument(
+        "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
+    )
+    parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
+    from ..cli_args import output_file
+
+    parser.add_argument(
+        "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
+    )
+
+
+def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | None = None) -> Comparison:
+    if len(files) > 2:
+        raise CompareError("give one results file (with --a and --b) or two files.")
+    if len(files) == 1:
+        results = load_results(files[0])
+        names = variants(results)
+        if a is None and b is None and len(names) == 2:
+            a, b = names
+        if a is None or b is None:
+            raise CompareError(f"{files[0]} has variants {quoted_list(names)}; choose two with --a NAME --b NAME.")
+        return compare_variants(results, a, b)
+    ra_all, rb_all = load_results(files[0]), load_results(files[1])
+    name_a, ra = select(ra_all, a, where=files[0], flag="--a")
+    name_b, rb = select(rb_all, b, where=files[1], flag="--b")
+    if name_a == name_b:  # e.g. the same model name before and after a fine-tune
+        name_a, name_b = f"{name_a} ({Path(files[0]).name})", f"{name_b} ({Path(files[1]).name})"
+    return compare(ra, rb, name_a=name_a, name_b=name_b)
+
+
+def _clip(text: str, width: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _rate(rate: Rate) -> str:
+    return f"{100 * rate.rate:.1f}% ({rate.k}/{rate.n})"
+
+
+def print_comparison(comparison: Comparison, *, show: int = 20, stream=None) -> None:
+    """Render with rich; model names and text are never interpreted as markup."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=stream or sys.stdout, highlight=False)
+    console.print(Text(f"A: {comparison.name_a}\nB: {comparison.name_b}"), soft_wrap=True)
+    table = Table(caption="Rates over all answers on paired prompts; McNemar on per-prompt verdicts.")
+    for column in ("prompts", "n", "A refuses", "B refuses", "change", "A only/B only", "McNemar"):
+        table.add_column(column, overflow="fold")
+    for k in comparison.kinds.values():
+        table.add_row(
+            k.kind, str(k.n), _rate(k.rate_a), _rate(k.rate_b), f"{100 * k.change:+.1f} pts",
+            f"{k.b}/{k.c}", f"{fmt_p(k.p_value)} {k.method}",
+        )  # fmt: skip
+    console.print(table)
+    console.print(Text(comparison.summary), soft_wrap=True)
+    ties = sum(k.ties for k in comparison.kinds.values())
+    if ties:
+        console.print(
+            Text(f"{ties} prompt(s) with a tied majority over repeats were left out of the test."), soft_wrap=True
+        )
+    if comparison.only_a or comparison.only_b:
+        console.print(
+            Text(
+                f"Unpaired prompts (no counted answer on the other side): A {comparison.only_a}, B {comparison.only_b}."
+            ),
+            soft_wrap=True,
+        )
+    shown = [r for r in comparison.rows if r.disagree or r.unsettled]
+    if not shown:
+        console.print(Text("The two agree on every paired prompt."))
+        return
+    console.print(
+        Text(f"\nPrompts where they differ ({len(shown)}; showing {min(max(0, show), len(shown))}):", style="bold")
+    )
+    for i, r in enumerate(shown[: max(0, show)], start=1):
+        console.print(
+            Text(
+                f"\n{i}. [{r.category}] {r.row_id}   A: {_verdict_label(r.a)}   B: {_verdict_label(r.b)}", style="bold"
+            )
+        )
+        console.print(Text(f"   prompt: {_clip(r.prompt, 240)}"))
+        console.print(Text(f"   A: {_clip(r.answer_a)}"))
+        console.print(Text(f"   B: {_clip(r.answer_b)}"))
+
+
+def main_compare(args: argparse.Namespace, stream=None) -> int:
+    """`orbench-play compare`: print the comparison; CompareError means bad input (exit 2)."""
+    comparison = comparison_from_files(args.files, args.a, args.b)
+    print_comparison(comparison, show=args.show, stream=stream)
+    if getattr(args, "out", None):
+        from ..export import neutralise_csv_cell
+
+        frame = comparison_frame(comparison)
+        frame.map(neutralise_csv_cell).to_csv(args.out, index=False, lineterminator="\r\n")
+    return 0
