@@ -81,7 +81,9 @@ bench: $(DEV_STAMP)
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 space: $(APP_STAMP)
-	$(PY) -m orbench_play.space spaces/build
+	$(UV) export --locked --no-hashes --no-dev --extra local --no-emit-project --format requirements-txt \
+		--quiet -o $(VENV)/space-requirements.txt
+	$(PY) -m orbench_play.space spaces/build --requirements $(VENV)/space-requirements.txt
 
 lock: | $(UV)
 	$(UV) lock $(if $(UPGRADE),--upgrade,)

