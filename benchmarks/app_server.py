@@ -78,10 +78,7 @@ class AppProcess:
             time.sleep(0.1)
 
     def cpu_s(self) -> float:
-        import psutil
-
-        t = psutil.Process(self.proc.pid).cpu_times()
-        return t.user + t.system
+        return common.process_cpu_s(self.proc.pid)
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:

@@ -144,8 +144,14 @@ class Frame:
         return iter(self.api())
 
 
-PAGE_REPEATED_AT_CLOSE = frozenset({5, 6, 7})
-"""Positions in `Frame.page()`'s run outputs of the download files and the override menu."""
+PAGE_OUTPUTS = (
+    "progress", "grid", "grid_feed", "scoreboard", "plot", "download_csv", "download_jsonl", "override_cell", "state",
+)  # fmt: skip
+"""The order of `Frame.page()`'s run outputs (`layout.py` wires the components in it)."""
+PAGE_REPEATED_AT_CLOSE = frozenset(
+    PAGE_OUTPUTS.index(name) for name in ("download_csv", "download_jsonl", "override_cell")
+)
+"""Outputs of a run's last page frame that the closing message repeats (see `_wrap`)."""
 
 
 def _stamp(args: tuple) -> None:
