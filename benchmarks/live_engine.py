@@ -38,7 +38,7 @@ async def _engine(config):
 
 def _wrapper_path(config) -> common.Sample:
     """The engine reading through LiteLLM's CustomStreamWrapper (the path before issue 10)."""
-    from orbench_play import streams
+    from orbench_play.engine import streams
 
     old = os.environ.get(streams.ENV_FAST)
     os.environ[streams.ENV_FAST] = "0"

@@ -214,7 +214,7 @@ def budget_from_env(env: Mapping[str, str] | None = None) -> float | None:
 def default_guard() -> SpendGuard | None:
     """The guard for ORBENCH_BUDGET_USD and the current cache folder (None when no budget is set)."""
     global _default, _default_key  # noqa: PLW0603 -- the one process-wide guard, swapped when its settings change
-    from .cache import default_cache_dir
+    from .cache.paths import default_cache_dir
 
     try:
         limit = budget_from_env()

@@ -103,7 +103,7 @@ class Catalog:
             raise CatalogError("Empty model name.")
         if name in self.entries:
             return self.entries[name]
-        from .judge_presets import is_preset_name, preset_spec
+        from .verdicts.presets import is_preset_name, preset_spec
 
         if is_preset_name(name):
             # a judge preset ("paper", "paper:together"): the engine resolves judges here too

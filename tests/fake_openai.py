@@ -94,7 +94,8 @@ Inspecting
   params, headers, timestamp, stream, path) for chat completions, in arrival order.
 - `server.request_count(model=None)`: chat requests, optionally for one exact
   model name or behaviour name (`request_count("answer")` counts `answer:a` too).
-- `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak.
+- `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak;
+  `server.wait_idle()` waits until none is in flight.
 - `server.reset()`: forget requests, failure counters, peak, custom texts, and
   restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after`, `words`, `long_seconds` to their
   constructor values.
@@ -351,6 +352,7 @@ class FakeOpenAIServer:
         self.words = words
         self.long_seconds = long_seconds
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._requests: list[RecordedRequest] = []
         self._fail_counts: dict[tuple[str, str], int] = {}
         self._texts: dict[str, str] = {}
@@ -459,6 +461,15 @@ class FakeOpenAIServer:
                 return len(self._requests)
             return sum(1 for r in self._requests if r.model == model or (model in BEHAVIOURS and r.behaviour == model))
 
+    def wait_idle(self, timeout_s: float = 30.0) -> int:
+        """Wait until no chat request is being handled, and return how many
+        are (0 unless the wait timed out). A streaming client can see the last
+        chunk before the server's handler has returned, so tests that count
+        what the server finished wait here instead of reading `in_flight`."""
+        with self._idle:
+            self._idle.wait_for(lambda: self.in_flight == 0, timeout=timeout_s)
+            return self.in_flight
+
     def reset(self) -> None:
         with self._lock:
             self._requests.clear()
@@ -534,6 +545,7 @@ class FakeOpenAIServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self._idle.notify_all()
 
     def _failing(self, rec: RecordedRequest) -> bool:
         """Count this request against its (model, prompt) key; True while failing."""

@@ -17,8 +17,9 @@ import stat
 
 from test_secrets import files_containing, planted_key
 
-from orbench_play import cache_scope, engine
+from orbench_play import engine
 from orbench_play.cache import ResultCache, cell_key, default_cache_dir, judge_key
+from orbench_play.cache import scope as cache_scope
 from orbench_play.models import bare_model, custom_endpoint
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
 

@@ -7,8 +7,8 @@ import shutil
 import types
 from pathlib import Path
 
-from orbench_play import cache as cache_mod
 from orbench_play import verdicts
+from orbench_play.cache import store as cache_mod
 
 
 def _version_of(root: Path, monkeypatch) -> str:

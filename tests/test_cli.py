@@ -11,7 +11,7 @@ import pytest
 from support import fake_models_yaml, run_cli
 
 from orbench_play.cli import build_parser, main
-from orbench_play.cli_run import build_run_config
+from orbench_play.cli.run import build_run_config
 from orbench_play.types import CATEGORIES, RESULT_COLUMNS
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import cli, cli_args
+from orbench_play import cli
+from orbench_play.cli import args as cli_args
 from orbench_play.prompts import SYSTEM_PROMPTS, PromptError, read_prompt_file, resolve_system_prompt
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import data, data_sources
+from orbench_play import data
 from orbench_play.data import DataError, load_split, parse_categories, parse_splits, sample, sample_splits, split_note
+from orbench_play.data import sources as data_sources
 from orbench_play.types import CATEGORIES, Prompt
 
 REPO = Path(__file__).resolve().parents[1]

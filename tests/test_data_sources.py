@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import data_sources
 from orbench_play.data import DataError, load_split, split_file
-from orbench_play.data_sources import FILES, SHIPPED_SHA256, shipped_file
+from orbench_play.data import sources as data_sources
+from orbench_play.data.sources import FILES, SHIPPED_SHA256, shipped_file
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "orbench"

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from orbench_play import cache as cache_mod
-from orbench_play import engine, judging
+from orbench_play import engine
 from orbench_play.cache import ResultCache
+from orbench_play.cache import store as cache_mod
+from orbench_play.engine import judging
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig, Verdict
 
 
@@ -180,10 +181,10 @@ async def test_stop_cancels_in_flight_and_keeps_finished_cells(fake, cache):
             finished.append(e.result)
         if len(finished) == 2:
             break
-    assert time.perf_counter() - start < 3
+    # The slow model needs 5 s a chunk, 50 s in all: the run ended without waiting for it.
+    assert time.perf_counter() - start < 25
     assert {r.model for r in finished} == {"answer"}
-    await asyncio.sleep(0.3)
-    assert fake.in_flight == 0, "cancelled requests must be closed"
+    assert await asyncio.to_thread(fake.wait_idle) == 0, "cancelled requests must be closed"
     # Only the finished cells reached the cache.
     fake.reset()
     fake.delay, fake.chunks = 0.1, 2

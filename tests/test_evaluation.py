@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import eval_suite, verdicts
 from orbench_play import evaluation as ev
+from orbench_play import verdicts
 from orbench_play.evaluation import LabelledRow, compute_metrics, evaluate, load_rows, lomo_report
+from orbench_play.evaluation import suite as eval_suite
 from orbench_play.types import Verdict
 
 XSTEST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xstest" / "completions"

@@ -21,6 +21,7 @@ from support import free_port
 
 from orbench_play import engine, scoring
 from orbench_play.cache import ResultCache
+from orbench_play.engine import calls
 from orbench_play.models import custom_endpoint
 from orbench_play.types import CellEvent, Prompt, RunConfig
 
@@ -185,7 +186,7 @@ def test_429_without_retry_after_backs_off(matrix):
     for prompt in config.prompts:
         stamps = [r.timestamp for r in requests if r.behaviour == "e429-noheader" and r.prompt == prompt.text]
         assert len(stamps) == 2  # one 429, one success
-        assert stamps[1] - stamps[0] >= engine._BACKOFF_BASE_S * 0.7
+        assert stamps[1] - stamps[0] >= calls.BACKOFF_BASE_S * 0.7
 
 
 @pytest.mark.parametrize("behaviour", ["e500", "e502", "e503"])

@@ -8,12 +8,14 @@ import csv
 
 import pytest
 
-from orbench_play import engine, judge_presets, judging, verdicts
+from orbench_play import engine, verdicts
 from orbench_play.cache import ResultCache
 from orbench_play.cli import main
-from orbench_play.judge_presets import JudgeChoiceError, check_judge, judge_choices, preset_spec
+from orbench_play.engine import judging
 from orbench_play.models import Catalog
 from orbench_play.types import ModelSpec, Prompt, RunConfig, Verdict
+from orbench_play.verdicts import presets as judge_presets
+from orbench_play.verdicts.presets import JudgeChoiceError, check_judge, judge_choices, preset_spec
 
 KEY_VARS = ("OPENAI_API_KEY", "TOGETHERAI_API_KEY", "TOGETHER_API_KEY", "TOGETHER_AI_API_KEY")
 
@@ -233,7 +235,7 @@ def test_together_judge_is_priced_from_litellms_size_bucket():
     """LiteLLM prices Together's models by size bucket only for whole responses;
     the preset copies the 41-80B bucket's price so the cost column and the
     spend cap see it too."""
-    from orbench_play.llm import COSTS, litellm_module
+    from orbench_play.engine.llm import COSTS, litellm_module
 
     litellm = litellm_module()
     spec = ModelSpec("paper:together", "together_ai/meta-llama/Llama-3-70b-chat-hf")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import failures, streams
-from orbench_play.llm import litellm_module
+from orbench_play.engine import failures, streams
+from orbench_play.engine.llm import litellm_module
 
 REPO = Path(__file__).resolve().parent.parent
 

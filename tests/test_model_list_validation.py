@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from orbench_play import cli
-from orbench_play.cache import _canonical, cache_identity
+from orbench_play.cache import cache_identity
+from orbench_play.cache.store import _canonical
 from orbench_play.models import CatalogError, load_catalog
 
 VALID = {

@@ -17,8 +17,7 @@ import socket
 
 import pytest
 
-from orbench_play import addresses
-from orbench_play.guards import GuardError, SessionLimiter, check_endpoint_url, check_model
+from orbench_play.guards import GuardError, SessionLimiter, addresses, check_endpoint_url, check_model
 from orbench_play.models import bare_model, custom_endpoint
 from orbench_play.types import ModelSpec
 from orbench_play.ui.session import new_session

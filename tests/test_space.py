@@ -77,7 +77,7 @@ def test_front_matter_carries_no_build_comments(built: Path) -> None:
 
 
 def test_the_space_ships_the_default_data(built: Path) -> None:
-    from orbench_play.data_sources import FILES, SHIPPED_SHA256
+    from orbench_play.data.sources import FILES, SHIPPED_SHA256
 
     folder = built / "orbench_play" / "assets" / "data"
     for split, digest in SHIPPED_SHA256.items():

@@ -18,7 +18,8 @@ import socket
 import pytest
 from fake_openai import LONE_SURROGATE_TEXT, long_answer_text
 
-from orbench_play import engine, streams
+from orbench_play import engine
+from orbench_play.engine import streams
 from orbench_play.models import bare_model, custom_endpoint
 from orbench_play.textrepair import REPLACEMENT
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig

@@ -22,17 +22,18 @@ its own is tested separately: hard-1k and 80k (over-refusal, kept apart as on
 the scoreboard) and toxic. `math` only: no scipy at runtime.
 
 Modules: `stats` (pairing, the test, the sentences), `files` (reading results
-files back), `report` (tables, terminal rendering, the `compare` command).
-This package exposes their public names.
+files back), `report` (tables, terminal rendering); the `compare` command is
+`cli.compare`. This package exposes their public names.
+
+May import: `types`, `export`, `prompts`, `scoring`, `stability` (the layers
+below). No model calls: it reads results.
 """
 
 from .files import load_results
 from .report import (
     FRAME_COLUMNS,
-    add_arguments,
     comparison_frame,
     comparison_from_files,
-    main_compare,
     print_comparison,
     summary_frame,
 )
@@ -59,14 +60,12 @@ __all__ = [
     "Comparison",
     "KindComparison",
     "PairRow",
-    "add_arguments",
     "compare",
     "compare_variants",
     "comparison_frame",
     "comparison_from_files",
     "fmt_p",
     "load_results",
-    "main_compare",
     "mcnemar",
     "print_comparison",
     "select",

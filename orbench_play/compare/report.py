@@ -1,5 +1,6 @@
 """A comparison for people: tables (pandas, for the UI and `--out`), the
-terminal rendering (rich) and `orbench-play compare`'s arguments and command."""
+terminal rendering (rich), and the comparison of results files that
+`orbench-play compare` (`cli.compare`) prints."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from .files import load_results
 from .stats import CompareError, Comparison, compare, compare_variants, fmt_p, quoted_list, select, variants
 
 if TYPE_CHECKING:
-    import argparse
-
     import pandas as pd
 
 FRAME_COLUMNS: tuple[str, ...] = (
@@ -94,25 +93,6 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
-# --- CLI ----------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "files", nargs="+", metavar="RESULTS", help="one or two results files (CSV or JSONL from `run --out`)"
-    )
-    parser.add_argument("--a", dest="a", metavar="NAME", help="variant (or model) A: in the first file")
-    parser.add_argument(
-        "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
-    )
-    parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
-    from ..cli_args import output_file
-
-    parser.add_argument(
-        "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
-    )
-
-
 def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | None = None) -> Comparison:
     if len(files) > 2:
         raise CompareError("give one results file (with --a and --b) or two files.")
@@ -189,15 +169,3 @@ def print_comparison(comparison: Comparison, *, show: int = 20, stream=None) -> 
         console.print(Text(f"   prompt: {_clip(r.prompt, 240)}"))
         console.print(Text(f"   A: {_clip(r.answer_a)}"))
         console.print(Text(f"   B: {_clip(r.answer_b)}"))
-
-
-def main_compare(args: argparse.Namespace, stream=None) -> int:
-    """`orbench-play compare`: print the comparison; CompareError means bad input (exit 2)."""
-    comparison = comparison_from_files(args.files, args.a, args.b)
-    print_comparison(comparison, show=args.show, stream=stream)
-    if getattr(args, "out", None):
-        from ..export import neutralise_csv_cell
-
-        frame = comparison_frame(comparison)
-        frame.map(neutralise_csv_cell).to_csv(args.out, index=False, lineterminator="\r\n")
-    return 0

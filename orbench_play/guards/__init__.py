@@ -33,7 +33,10 @@ public mode every check here is a no-op: on your own machine you may point the
 app at localhost.
 
 Modules: `mode` (public mode, `GuardError`, settings), `endpoints` (door 1),
-`model_checks` (door 2), `limits` (door 3); this package exposes their public names.
+`addresses` (which IP addresses door 1 lets through), `model_checks` (door 2),
+`limits` (door 3); this package exposes their public names.
+
+May import: `types` only. The engine calls the guards; the guards never call a model.
 """
 
 from .endpoints import DNS_TIMEOUT_S, RedirectRefused, Resolver, check_endpoint_url, endpoint_client

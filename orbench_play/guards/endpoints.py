@@ -14,8 +14,8 @@ import socket
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
-from ..addresses import address_problem
 from ..types import ModelSpec
+from .addresses import address_problem
 from .mode import GuardError, public_mode
 
 DNS_TIMEOUT_S = 3.0

@@ -106,7 +106,7 @@ class PlaygroundBase:
         """The page's judge menu: keyword, paper presets whose key is set, catalog
         models; the ORBENCH_JUDGE default is listed even when it cannot run yet
         (choosing it then says which variable to set)."""
-        from ..judge_presets import judge_choices
+        from ..verdicts.presets import judge_choices
 
         choices = judge_choices(self.catalog.names())
         if self.judge not in {value for _, value in choices}:
@@ -116,7 +116,7 @@ class PlaygroundBase:
     def judge_choice(self, judge: str | None) -> str:
         """The run's judge (None: the ORBENCH_JUDGE default); a ValueError with
         one line saying what to set when it cannot work."""
-        from ..judge_presets import check_judge
+        from ..verdicts.presets import check_judge
 
         return check_judge(judge or self.judge)
 

@@ -24,7 +24,8 @@ def warm_up() -> None:
         if _warmed.is_set():
             return
         try:
-            from .. import llm, verdicts
+            from .. import verdicts
+            from ..engine import llm
 
             verdicts.LiveVerdict().finish("Sure, here you go.", "stop")  # loads the classifier
             llm.warm_up()

@@ -23,7 +23,11 @@ model), `deflection` (short redirects), `offline` (the layers put together),
 `live` (provisional verdicts while streaming), `indirect` (today's declines and
 redirects; the direct/indirect split), `classes` (OR-Bench's three classes, the
 one definition shared by rules, judges and docs), `judge` (LLM judge prompts and
-parsers). Cheap to import: the standard library only, no scikit-learn at runtime.
+parsers), `presets` (the judge choices: keyword, the paper presets, any model).
+Cheap to import: the standard library only, no scikit-learn at runtime.
+
+May import: `types` only. The LLM judge *call* is the engine's
+(`engine.judging`): a model call like any other.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from .types import ModelSpec
+from ..types import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def installation_secret(folder: str | os.PathLike[str] | None = None) -> bytes:
     disk...), a secret for this process only is used, with a warning: visitor
     endpoint answers then do not outlive the process, which is the safe side."""
     if folder is None:
-        from .cache import default_cache_dir
+        from .paths import default_cache_dir
 
         folder = default_cache_dir()
     where = Path(folder)

@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..textrepair import StreamRepair
 from .failures import CellFailure, cut_stream, malformed_stream, provider_stream_error
 from .llm import litellm_module
-from .textrepair import StreamRepair
 from .timeouts import Limits, Watchdog
 
 FAST_PROVIDERS: frozenset[str] = frozenset({"openai"})

@@ -8,10 +8,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from . import cli_args
-from .cli_args import UsageError
-from .timeouts import add_time_limit_arguments, check_env
-from .types import DEFAULT_SPLITS, SPLITS, CellResult
+from ..engine.timeouts import add_time_limit_arguments, check_env
+from ..types import DEFAULT_SPLITS, SPLITS, CellResult
+from . import args as cli_args
+from .args import UsageError
 
 DEFAULT_PER_CATEGORY = 1
 """Without --per-category or --n: one prompt per category of each split, the
@@ -19,13 +19,13 @@ playground's default run (20 prompts for the default pair)."""
 
 
 def _local_max_tokens() -> int:
-    from .local_model import DEFAULT_MAX_TOKENS
+    from ..local_model import DEFAULT_MAX_TOKENS
 
     return DEFAULT_MAX_TOKENS
 
 
 def _preset_names() -> list[str]:
-    from .prompts import SYSTEM_PROMPTS
+    from ..prompts import SYSTEM_PROMPTS
 
     return list(SYSTEM_PROMPTS)
 
@@ -100,9 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def build_run_config(args: argparse.Namespace):
     """(RunConfig, catalog, data notes) from `run`'s parsed arguments, or a
     `UsageError` naming what the run could not use, before any request."""
-    from . import data
-    from .models import CatalogError, load_catalog
-    from .types import GenerationParams, RunConfig
+    from .. import data
+    from ..models import CatalogError, load_catalog
+    from ..types import GenerationParams, RunConfig
 
     per_category = args.per_category
     if per_category is None and args.n is None:
@@ -162,7 +162,7 @@ def build_run_config(args: argparse.Namespace):
 
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
     """TEXT, @file, or a preset name → (text, id shown in results)."""
-    from .prompts import PromptError, resolve_system_prompt
+    from ..prompts import PromptError, resolve_system_prompt
 
     try:
         return resolve_system_prompt(value, allow_files=True)
@@ -174,8 +174,8 @@ async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from . import engine
-    from .cache import default_cache
+    from .. import engine
+    from ..cache import default_cache
 
     cache = default_cache() if config.use_cache else None
     console = Console(stderr=True)
@@ -217,8 +217,8 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .prompts import variant_of
-    from .scoring import score_results
+    from ..prompts import variant_of
+    from ..scoring import score_results
 
     scores = score_results(results, key=variant_of)
     repeated = any(s.max_repeats > 1 for s in scores)
@@ -251,7 +251,7 @@ def _plain(text: str):
 
 def _split_notes(splits: Sequence[str]) -> list[str]:
     """What the user must know about the data behind the rates (e.g. a partial 80k)."""
-    from . import data
+    from .. import data
 
     notes = []
     for split in splits:
@@ -274,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for note in data_notes:  # again under the rates it qualifies, so it is not scrolled away
         print(note, file=sys.stderr)
     if args.out:
-        from .export import write_results
+        from ..export import write_results
 
         try:
             path = write_results(results, args.out)

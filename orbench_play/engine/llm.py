@@ -12,7 +12,7 @@ import functools
 import logging
 import math
 
-from .types import ModelSpec
+from ..types import ModelSpec
 
 
 @functools.cache

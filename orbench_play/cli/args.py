@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from .types import SPLITS
+from ..types import SPLITS
 
 OUTPUT_KINDS = (".csv", ".jsonl")
 """What `run --out` writes; the extension chooses the format."""
@@ -141,7 +141,7 @@ def system_prompt(presets: Callable[[], list[str]]) -> Callable[[str], str]:
 
 def split_list(text: str) -> list[str]:
     """`--split hard-1k,toxic` → ["hard-1k", "toxic"] (canonical order, no repeats)."""
-    from .data import DataError, parse_splits
+    from ..data import DataError, parse_splits
 
     if not any(name.strip() for name in text.split(",")):
         raise argparse.ArgumentTypeError(f"give one or more of {', '.join(SPLITS)}, comma-separated")
@@ -161,7 +161,7 @@ JUDGE_HELP = (
 def judge_choice(value: str | None) -> str:
     """--judge (else ORBENCH_JUDGE, else keyword), checked: a paper preset
     without its API key is a one-line usage error naming the variable."""
-    from .judge_presets import JudgeChoiceError, check_judge
+    from ..verdicts.presets import JudgeChoiceError, check_judge
 
     try:
         return check_judge(value or os.environ.get("ORBENCH_JUDGE"))

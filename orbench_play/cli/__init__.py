@@ -5,8 +5,11 @@ talks to LiteLLM itself. Bad arguments exit 2 with one line that says what to
 fix; per-cell failures are results (shown, counted, exported), not crashes.
 
 This module is the entry point (`orbench_play.cli:main`): the parser and the
-dispatch. Each subcommand lives in its own module (`cli_run`, `cli_judge`,
-`compare.report`; `eval` is `evaluation`'s own command line).
+dispatch. Each subcommand lives in its own module (`run`, `judge`, `compare`; `eval`
+is `evaluation.suite`'s own command line).
+
+May import anything below it: the engine, data, models, verdicts, cache,
+compare, evaluation. Nothing imports the CLI.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import cli_judge, cli_run
-from .cli_args import Parser, UsageError
-from .cli_run import print_scoreboard
+from . import compare as cli_compare
+from . import judge as cli_judge
+from . import run as cli_run
+from .args import Parser, UsageError
+from .run import print_scoreboard
 
 __all__ = ["UsageError", "build_parser", "main", "print_scoreboard"]
 
@@ -33,26 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.add_arguments(sub.add_parser("run", help="sample prompts, ask models, judge, score"))
     cli_judge.add_arguments(sub.add_parser("judge", help="add verdict columns to a CSV of answers"))
 
-    from .compare import add_arguments as _compare_arguments
-
-    compare = sub.add_parser("compare", help="diff two runs (or two variants in one file) with a McNemar test")
-    _compare_arguments(compare)
+    cli_compare.add_arguments(
+        sub.add_parser("compare", help="diff two runs (or two variants in one file) with a McNemar test")
+    )
 
     ev = sub.add_parser("eval", help="measure the verdict classifier against human labels", add_help=False)
     ev.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
-
-
-# -- compare --------------------------------------------------------------------------
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import CompareError, main_compare
-
-    try:
-        return main_compare(args)
-    except CompareError as exc:
-        raise UsageError(str(exc)) from None
 
 
 # -- entry point --------------------------------------------------------------------
@@ -61,7 +53,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["eval"]:
-        from .evaluation import main as eval_main
+        from ..evaluation.suite import main as eval_main
 
         return eval_main(argv[1:])
     try:
@@ -71,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "judge":
             return cli_judge.cmd_judge(args)
         if args.command == "compare":
-            return cmd_compare(args)
+            return cli_compare.cmd_compare(args)
     except UsageError as exc:
         print(f"orbench-play: error: {exc}", file=sys.stderr)
         return 2

@@ -18,8 +18,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .types import ModelSpec
-from .verdicts import DEFAULT_JUDGE, PAPER_JUDGE, JudgePrompt
+from ..types import ModelSpec
+from . import DEFAULT_JUDGE, PAPER_JUDGE, JudgePrompt
 
 KEYWORD = "keyword"
 """The offline classifier alone: no judge call."""

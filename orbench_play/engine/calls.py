@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .cache import CachedAnswer
+from ..cache import CachedAnswer
+from ..types import CellResult, EventKind, GenerationParams, ModelSpec
 from .failures import CellFailure, describe_failure, stream_failure
 from .llm import COSTS
 from .streams import StreamState, stream_answer
 from .timeouts import Limits
-from .types import CellResult, EventKind, GenerationParams, ModelSpec
 
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 20.0
@@ -51,7 +51,7 @@ class EmbeddedServer:
     async def base(self, model: ModelSpec) -> str:
         async with self._lock:
             if self._base is None:
-                from . import local_model
+                from .. import local_model
 
                 if local_model.status().startswith("ready"):
                     self._base = await local_model.ensure_server_async()
@@ -163,7 +163,7 @@ class Caller:
             kwargs["api_key"] = model.api_key
         client = None
         if api_base and not model.is_local:
-            from . import guards
+            from .. import guards
 
             try:  # public mode: resolve + check now, pin the connection to that address, no redirects
                 client = await guards.endpoint_client(model)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .types import CATEGORIES, SPLITS, Prompt
+from ..types import CATEGORIES, SPLITS, Prompt
 
 HUB_REPO = "bench-llm/or-bench"
 HUB_REVISION = "main"
@@ -48,7 +48,7 @@ HUB_TIMEOUT = 30.0
 """Seconds the Hub stream may stall (connect, or between two pieces) before it counts as broken."""
 REQUIRED_COLUMNS = ("prompt", "category")
 
-SHIPPED_DIR = Path(__file__).resolve().parent / "assets" / "data"
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "assets" / "data"
 SHIPPED_SHA256: dict[str, str] = {
     "hard-1k": "a6952eb067cd473f2d681aa0425c2e77beaeab067794d7883e37c590427f4d51",
     "toxic": "976c17b3c273270456037c2bb7be0a9792a0a24b3c3dd13032da3506d922f559",

@@ -2,12 +2,14 @@
 
 This is the module the rest of the package imports. Where a split's rows come
 from (ORBENCH_DATA_DIR, the copies shipped in the package, the Hub streamed)
-and how they are read lives in `data_sources`; its public names are
-re-exported here. Sampling is a pure function of (rows, size, seed), done per
+and how they are read lives in `sources`; its public names are re-exported
+here. Sampling is a pure function of (rows, size, seed), done per
 split, so adding a split to a run never changes the prompts drawn from another.
 
 Only the standard library is imported at module level, so the UI and CLI can
 import this cheaply.
+
+May import: `types` only (the foundation). No model calls, no cache.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .data_sources import (
+from ..types import CATEGORIES, DEFAULT_SPLITS, SPLITS, Prompt
+from .sources import (
     DATA_SOURCE_ENV,
     DATA_SOURCES,
     FILES,
@@ -35,7 +38,6 @@ from .data_sources import (
     split_note,
     streaming_progress,
 )
-from .types import CATEGORIES, DEFAULT_SPLITS, SPLITS, Prompt
 
 __all__ = [
     "DATA_SOURCES",

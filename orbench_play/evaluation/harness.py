@@ -1,6 +1,6 @@
 """Evaluation harness: how often do our verdicts agree with people?
 
-Runs any verdict function over human-labelled completions (`eval_data` reads
+Runs any verdict function over human-labelled completions (`data` reads
 them: XSTest CSV, our generic CSV, the OR-Bench-style JSONL sets) and reports
 binary agreement (answer vs any refusal), 3-class accuracy and macro-F1, a
 confusion matrix, a per-source (per-model) breakdown, the agreement of
@@ -8,7 +8,7 @@ provisional verdicts made from a 100-character prefix, and throughput;
 `lomo_report` refits a learned classifier leaving one source out at a time.
 
 `make eval` (``python -m orbench_play.evaluation --lomo``) runs the whole suite
-in `eval_suite`.
+in `suite`.
 
 Pure Python and the standard library only: no pandas or scikit-learn needed.
 ``python -m orbench_play.evaluation --help`` for the command line.
@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .eval_data import CLASSES, XSTEST_LABELS, LabelledRow, load_csv, load_jsonl, load_rows
-from .types import REFUSALS, Verdict
+from ..types import REFUSALS, Verdict
+from .data import CLASSES, XSTEST_LABELS, LabelledRow, load_csv, load_jsonl, load_rows
 
 __all__ = [
     "CLASSES",
@@ -42,7 +42,6 @@ __all__ = [
     "load_jsonl",
     "load_rows",
     "lomo_report",
-    "main",
 ]
 
 PREFIX_CHARS = 100
@@ -318,14 +317,3 @@ def format_report(rep: EvalReport) -> str:
     if rep.source_counts:
         out.append("decided by: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.source_counts.items())))
     return "\n".join(out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m orbench_play.evaluation`: the whole suite (see `eval_suite`)."""
-    from .eval_suite import main as suite_main
-
-    return suite_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

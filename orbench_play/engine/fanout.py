@@ -33,17 +33,16 @@ import logging
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 
-from . import budget, verdicts
-from .cache import CachedAnswer, CellKeys, ResultCache, offline_verdict, with_current_verdict
-from .calls import BACKOFF_BASE_S, Caller, EmbeddedServer
+from .. import budget, verdicts
+from ..cache import CachedAnswer, CellKeys, ResultCache, offline_verdict, with_current_verdict
+from ..types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer
 from .timeouts import Limits, limits_for
-from .types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 
 log = logging.getLogger(__name__)
 
-_BACKOFF_BASE_S = BACKOFF_BASE_S  # tests read the back-off from here
 FLUSH_INTERVAL_S = 0.05
 """At most one `delta` event per cell per this many seconds (20 a second: smooth to the eye)."""
 

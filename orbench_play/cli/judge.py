@@ -7,8 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from . import cli_args
-from .cli_args import UsageError
+from . import args as cli_args
+from .args import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_judge(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from . import verdicts
+    from .. import verdicts
 
     try:
         frame = pd.read_csv(args.input, dtype=str, keep_default_na=False)
@@ -31,7 +31,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         raise UsageError(f"input file {args.input} does not exist") from None
     except Exception as exc:
         raise UsageError(f"cannot read {args.input} as CSV: {exc}") from None
-    from .export import neutralise_csv_cell, unneutralise_csv_cell
+    from ..export import neutralise_csv_cell, unneutralise_csv_cell
 
     frame = frame.map(unneutralise_csv_cell)  # our own exports: judge the text, not the formula guard
     for column in (args.prompt_col, args.response_col):
@@ -42,7 +42,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if judge == "keyword":
         final = offline
     else:
-        from .models import CatalogError, load_catalog
+        from ..models import CatalogError, load_catalog
 
         try:
             spec = load_catalog(args.config).resolve(judge)
@@ -64,8 +64,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
-    from .cache import default_cache
-    from .judging import judge_answer
+    from ..cache import default_cache
+    from ..engine.judging import judge_answer
 
     cache = default_cache()
     gate = asyncio.Semaphore(concurrency)

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from . import budget
+from .. import budget
+from ..types import ModelSpec
 from .llm import litellm_module
-from .types import ModelSpec
 
 
 class CellFailure(Exception):
@@ -65,7 +65,7 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return CellFailure("Rate limited by the provider (429).", retryable=True, retry_after=_retry_after(exc))
     if isinstance(exc, litellm.AuthenticationError) or status == 401:
-        from .models import provider_key_env
+        from ..models import provider_key_env
 
         hint = provider_key_env(spec.litellm_model)
         return CellFailure("Authentication failed (401): check the API key" + (f" ({hint})." if hint else "."))
@@ -112,7 +112,7 @@ def missing_key_names(spec: ModelSpec) -> list[str]:
     except Exception:
         names = []
     if not names:
-        from .models import provider_key_env
+        from ..models import provider_key_env
 
         hint = provider_key_env(spec.litellm_model)
         names = [hint] if hint else []
@@ -193,7 +193,7 @@ def _connection_failure(exc: BaseException) -> CellFailure | None:
     answer), found anywhere in the exception's cause chain."""
     import socket
 
-    from .guards import GuardError
+    from ..guards import GuardError
 
     connect_error = False
     for cause in _causes(exc):

@@ -11,13 +11,13 @@ import asyncio
 import contextlib
 from dataclasses import replace
 
-from . import budget
-from .cache import ResultCache, judge_key
+from .. import budget
+from ..cache import ResultCache, judge_key
+from ..textrepair import repair_text
+from ..types import ModelSpec, Verdict
+from ..verdicts.presets import prompt_for, register_price
 from .failures import describe_failure, reserve_budget
-from .judge_presets import prompt_for, register_price
 from .llm import COSTS, litellm_module
-from .textrepair import repair_text
-from .types import ModelSpec, Verdict
 
 _JUDGE_TIMEOUT_S = 60.0
 
@@ -57,7 +57,7 @@ async def judge_answer(
         # mode, same daily spend cap, and the embedded model needs its server.
         api_base = spec.api_base
         if spec.is_local:
-            from . import local_model
+            from .. import local_model
 
             api_base = await local_model.ensure_server_async()
         if api_base:
@@ -65,7 +65,7 @@ async def judge_answer(
         if spec.api_key:
             kwargs["api_key"] = spec.api_key
         if api_base and not spec.is_local:
-            from . import guards
+            from .. import guards
 
             client = await guards.endpoint_client(spec)
             if client is not None:
@@ -97,6 +97,6 @@ async def judge_answer(
 
 
 def _default_judge_resolver(name: str) -> ModelSpec:
-    from .models import load_catalog
+    from ..models import load_catalog
 
     return load_catalog(include_local=True).resolve(name)

@@ -30,7 +30,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from .evaluation import (
+from ..types import REFUSALS
+from .harness import (
     ClassifyFn,
     EvalReport,
     FitFn,
@@ -40,9 +41,8 @@ from .evaluation import (
     load_rows,
     lomo_report,
 )
-from .types import REFUSALS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 XSTEST_DIR = Path("../shared/data/xstest/completions")
 """Relative to the current directory (the repository root under `make eval`)."""
 STYLE_DEV = REPO / "eval" / "orbench_style_dev.jsonl"
@@ -91,7 +91,7 @@ def streaming_agreement(rows: Sequence[LabelledRow], make_live: Callable[[], Any
     """Feed each answer to a fresh LiveVerdict one word (plus its spaces) at a
     time, as a stream would, then finish it; compare what was shown with the end."""
     if make_live is None:
-        from .verdicts import LiveVerdict
+        from ..verdicts import LiveVerdict
 
         make_live = LiveVerdict
     steps = agree = agree_bin = last_ok = changes = answers = 0
@@ -166,7 +166,7 @@ def format_style_report(title: str, rep: EvalReport, styles: dict[str, tuple[int
 
 def configurations() -> dict[str, ClassifyFn]:
     """Named verdict functions the CLI can run (imported lazily, all offline)."""
-    from . import verdicts
+    from .. import verdicts
 
     return {
         "classify": verdicts.classify,

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .types import CLASS_LABELS
+from ..types import CLASS_LABELS
 
 CLASSES: tuple[str, ...] = CLASS_LABELS
 
@@ -75,7 +75,7 @@ def load_csv(path: str | Path) -> list[LabelledRow]:
         default_source = _source_from_path(path)
         records: Iterable[dict[str, str]] = reader
         if resp_col == "response":  # a labelled export of ours: undo its spreadsheet-formula guard
-            from .export import unneutralise_csv_cell
+            from ..export import unneutralise_csv_cell
 
             records = ({k: unneutralise_csv_cell(v) for k, v in rec.items()} for rec in reader)
         rows = []

@@ -6,7 +6,7 @@ change an answer, so a changed system prompt or temperature is a new entry.
 Who may read an entry: the owner's models and the embedded model are shared by
 every visitor; a visitor's custom endpoint is keyed by a keyed hash of its
 credential, so only whoever holds that credential replays its answers
-(`cache_scope.py`). API keys themselves never touch disk.
+(`scope.py`). API keys themselves never touch disk.
 
 Only complete, successful streams are stored: errors, cancelled and cut
 streams are never written, which is what makes "re-run the same command"
@@ -28,10 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import verdicts
-from .cache_scope import cache_identity
-from .textrepair import repair_text
-from .types import GenerationParams, ModelSpec, Verdict
+from .. import verdicts
+from ..textrepair import repair_text
+from ..types import GenerationParams, ModelSpec, Verdict
+from .paths import default_cache_dir
+from .scope import cache_identity
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +40,6 @@ CACHE_VERSION = 1
 """Bump when the stored value's shape changes: old entries simply stop matching."""
 
 DEFAULT_SIZE_LIMIT_MB = 1024
-
-
-def default_cache_dir() -> Path:
-    """ORBENCH_CACHE_DIR, else the per-user cache folder (XDG on Linux)."""
-    explicit = os.environ.get("ORBENCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "orbench-play"
 
 
 def _canonical(value: Any) -> str:

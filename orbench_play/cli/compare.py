@@ -1,0 +1,39 @@
+"""`orbench-play compare`: two runs (or two variants in one file), prompt by
+prompt, with a McNemar test per split. The comparison itself is `compare`'s;
+this module is the command's arguments and its output."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..compare import CompareError, comparison_frame, comparison_from_files, print_comparison
+from .args import UsageError, output_file
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files", nargs="+", metavar="RESULTS", help="one or two results files (CSV or JSONL from `run --out`)"
+    )
+    parser.add_argument("--a", dest="a", metavar="NAME", help="variant (or model) A: in the first file")
+    parser.add_argument(
+        "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
+    )
+    parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
+    parser.add_argument(
+        "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
+    )
+
+
+def cmd_compare(args: argparse.Namespace, stream=None) -> int:
+    """Print the comparison; bad input (a CompareError) is a usage error (exit 2)."""
+    try:
+        comparison = comparison_from_files(args.files, args.a, args.b)
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    print_comparison(comparison, show=args.show, stream=stream)
+    if getattr(args, "out", None):
+        from ..export import neutralise_csv_cell
+
+        frame = comparison_frame(comparison)
+        frame.map(neutralise_csv_cell).to_csv(args.out, index=False, lineterminator="\r\n")
+    return 0
