@@ -2,6 +2,18 @@
 
 Importing this package imports Gradio but not LiteLLM or the dataset, so the
 page is served within seconds; LiteLLM is warmed in the background after launch.
+
+Modules: `layout` builds the page and wires it; `handlers` (run, stop,
+override), `setup_handlers` and `compare_handlers` drive the engine over the
+shared state in `base`; `frames` turns a handler's frames into outputs;
+`live_feed` (+ `live_grid.js`) is the live grid's wire protocol; `session`,
+`run_view` and `exports` are per-visitor state; the views (`safe_html`,
+`grid_view`, `scoreboard_view`, `plot_view`, `plot_labels`, `compare_view`,
+`style`) are pure functions from state to escaped HTML.
+
+May import everything below it (engine, services, domain, analysis). Nothing
+in the package imports the UI; the UI never imports LiteLLM itself (only
+through `engine`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from .safe_html import (
 )
 
 if TYPE_CHECKING:
-    from .session import CellView, RunView
+    from .run_view import CellView, RunView
 
 PROMPT_COL_PX = 200
 MODEL_COL_PX = 150

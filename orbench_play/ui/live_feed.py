@@ -45,10 +45,11 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .grid_view import cell_fields, group_fields, render_grid
 from .safe_html import MAX_SHOWN_CHARS, neutralise
 
 if TYPE_CHECKING:
-    from .session import RunView
+    from .run_view import RunView
 
 
 def utf16_len(text: str) -> int:
@@ -154,8 +155,6 @@ class LiveFeed:
 
     def start(self, run: RunView, overrides: dict[str, str]) -> tuple[str, str]:
         """(skeleton HTML, reset message) for a new run; text follows in batches."""
-        from .grid_view import render_grid
-
         html = render_grid(run, overrides, with_text=False)
         self._adopt(run, overrides)
         self.pacing = Pacing()
@@ -188,8 +187,6 @@ class LiveFeed:
         """Everything, for a page that lost track (a gap it could not fill)."""
         if run is None:
             return None
-        from .grid_view import render_grid
-
         html = render_grid(run, overrides, with_text=False)
         self._adopt(run, overrides)
         texts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
@@ -204,8 +201,6 @@ class LiveFeed:
 
     def _adopt(self, run: RunView, overrides: dict[str, str]) -> None:
         """The page now has `run`'s skeleton: every cell's fields, no text."""
-        from .grid_view import cell_fields, group_fields
-
         self.run = run.number
         self._dirty = set()
         self._sent = {}
@@ -228,8 +223,6 @@ class LiveFeed:
         return [g for p in run.prompts for g in run.groups(p.row_id)]
 
     def _changes(self, run: RunView, overrides: dict[str, str], indexes: list[int]):
-        from .grid_view import cell_fields, group_fields
-
         texts: list[list[Any]] = []
         updates: list[list[Any]] = []
         touched_groups: dict[int, list[str]] = {}
