@@ -13,6 +13,8 @@ Fixtures:
 - `fake_server` (session): a started `FakeOpenAIServer` (see tests/fake_openai.py).
 - `fake` (function): the same server, `reset()` before the test.
 - `data_dir` (session): Path of the OR-Bench CSV folder.
+- every test gets a cache folder of its own (`ORBENCH_CACHE_DIR`), so what one
+  test (or an app it started) cached can never answer another test's request.
 """
 
 from __future__ import annotations
@@ -74,6 +76,13 @@ if str(TESTS_DIR) not in sys.path:
 
 from egress import no_egress  # noqa: E402, F401 -- a fixture: importing it here offers it to every test
 from fake_openai import FakeOpenAIServer  # noqa: E402 -- importable only once tests/ is on sys.path (above)
+
+
+@pytest.fixture(autouse=True)
+def own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("ORBENCH_CACHE_DIR", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -250,7 +250,8 @@ def test_set_text_and_in_flight(fake):
         t.start()
     for t in threads:
         t.join()
-    assert fake.max_in_flight == 3 and fake.in_flight == 0
+    assert fake.wait_idle() == 0
+    assert fake.max_in_flight == 3
 
 
 def test_standalone_instance_on_own_port():

@@ -138,7 +138,6 @@ def test_stop_is_not_mistaken_for_a_timeout(fake):
             if event.kind == "delta":
                 break
         await agen.aclose()
-        await asyncio.sleep(0.2)
-        return fake.in_flight
+        return await asyncio.to_thread(fake.wait_idle)
 
     assert asyncio.run(go()) == 0

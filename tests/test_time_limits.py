@@ -12,8 +12,8 @@ import pytest
 from orbench_play import engine, local_model
 from orbench_play.cache import cell_key
 from orbench_play.cli import build_parser
+from orbench_play.engine.timeouts import Limits, StreamTimeout, Watchdog, limits_for
 from orbench_play.models import CatalogError, load_model_list, local_spec
-from orbench_play.timeouts import Limits, StreamTimeout, Watchdog, limits_for
 from orbench_play.types import DEFAULT_MAX_TOKENS, GenerationParams, ModelSpec, Prompt, RunConfig
 
 PROMPT = Prompt("hard-1k:3", "hard-1k", "privacy", "How long do websites keep my data?")
@@ -57,12 +57,15 @@ def test_nonsense_in_the_environment_falls_back_to_the_default():
 
 
 async def test_the_watchdog_lets_an_outside_cancel_through():
+    inside = asyncio.Event()
+
     async def guarded():
         async with Watchdog(Limits(5.0, 5.0, 5.0)):
+            inside.set()
             await asyncio.sleep(10)
 
     task = asyncio.create_task(guarded())
-    await asyncio.sleep(0.05)
+    await inside.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -121,7 +121,10 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
     try:
         worker = threading.Thread(target=slow_run)
         worker.start()
-        time.sleep(0.8)
+        deadline = time.monotonic() + 60  # the slow session's request reaches the provider first
+        while not fake_server.request_count("slow") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert fake_server.request_count("slow") == 1
         quick = run(quick_client, ["fake-answer"], categories=["violence"], n=1, seed=9)
         quick_at = time.monotonic()
         worker.join(30)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import time
 
 import pytest
 from support import drain, fake_playground
@@ -186,10 +187,10 @@ async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, 
             pass
 
     task = asyncio.create_task(consume())
-    for _ in range(200):
-        await asyncio.sleep(0.05)
-        if s.run and any(c.result for c in s.run.cells.values()) and fake.in_flight >= 1:
-            break
+    deadline = time.monotonic() + 60
+    while not (s.run and any(c.result for c in s.run.cells.values()) and fake.in_flight >= 1):
+        assert time.monotonic() < deadline, "the run never reached one finished and one hanging cell"
+        await asyncio.sleep(0.02)
     out = await Playground.stop(playground, s)
     await asyncio.wait_for(task, 10)
     assert s.run.stopped
@@ -197,11 +198,7 @@ async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, 
     assert verdicts == {"fake-answer": "direct_answer", "fake-hang": "error"}
     assert "Stopped." in out[1]
     assert [r.model for r in s.effective_results()] == ["fake-answer"]
-    for _ in range(40):  # the hanging request is cancelled, not left running
-        if fake.in_flight == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert fake.in_flight == 0
+    assert await asyncio.to_thread(fake.wait_idle) == 0  # the hanging request is cancelled, not left running
 
 
 def _board_row(board: str, model: str) -> dict[str, str]:
