@@ -10,7 +10,8 @@ so visitor B, with no key or a wrong one, misses visitor A's entries and is
 sent to the endpoint (which refuses B), while A replays them.
 
 The secret is 32 random bytes in `credential-hmac.key` in the cache folder,
-mode 0600, created atomically. The API key itself is never written anywhere,
+mode 0600, created atomically; with the cache in Redis, it is kept there
+instead (`redis_store`), so every replica computes the same keys. The API key itself is never written anywhere,
 and the HMAC only ever enters the SHA-256 digest that is the cache key.
 """
 
@@ -30,8 +31,24 @@ from ..types import ModelSpec
 log = logging.getLogger(__name__)
 
 CREDENTIAL_KEY_FILE = "credential-hmac.key"
-_SECRET_BYTES = 32
+SECRET_BYTES = 32
+_SECRET_BYTES = SECRET_BYTES
 _secrets: dict[str, bytes] = {}
+_shared: bytes | None = None
+"""The secret every replica shares when the cache lives in Redis (`redis_store`)."""
+
+
+def use_shared_secret(secret: bytes) -> None:
+    """From now on, scope keys with the secret kept in Redis: replicas sharing a
+    cache must compute the same keys for the same visitor credential."""
+    global _shared  # noqa: PLW0603 -- one per process, read by every key computed after it
+    if len(secret) != SECRET_BYTES:
+        raise ValueError(f"the shared secret must be {SECRET_BYTES} bytes")
+    _shared = secret
+
+
+def shared_secret() -> bytes | None:
+    return _shared
 
 
 def _read_secret(path: Path) -> bytes | None:
@@ -77,6 +94,8 @@ def installation_secret(folder: str | os.PathLike[str] | None = None) -> bytes:
     disk...), a secret for this process only is used, with a warning: visitor
     endpoint answers then do not outlive the process, which is the safe side."""
     if folder is None:
+        if _shared is not None:
+            return _shared
         from .paths import default_cache_dir
 
         folder = default_cache_dir()
@@ -112,3 +131,9 @@ def cache_identity(model: ModelSpec) -> dict[str, Any]:
     if scope is not None:
         identity["credential"] = scope
     return identity
+
+
+def visitor_key(address: str) -> str:
+    """A visitor's address as the run limits know it: an HMAC under the same
+    secret, so the shared store (Redis) never holds an address in clear."""
+    return hmac.new(installation_secret(), b"visitor:" + address.encode("utf-8"), hashlib.sha256).hexdigest()[:32]

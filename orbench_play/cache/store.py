@@ -24,14 +24,14 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import verdicts
 from ..textrepair import repair_text
 from ..types import GenerationParams, ModelSpec, Verdict
-from .paths import default_cache_dir
 from .scope import cache_identity
 
 log = logging.getLogger(__name__)
@@ -169,6 +169,48 @@ def offline_verdict(answer: CachedAnswer) -> Verdict:
     return Verdict(answer.verdict or "", answer.verdict_source or "")
 
 
+def decode_answer(value: Any) -> tuple[CachedAnswer | None, bool]:
+    """A stored value as an answer (None: a miss, or an entry of another shape),
+    and whether its text had to be repaired (then the caller writes it back)."""
+    if not isinstance(value, dict):
+        return None, False
+    try:
+        answer = CachedAnswer(**value)
+    except TypeError:
+        return None, False  # an entry of an older shape: treat as a miss
+    if not isinstance(answer.response, str):
+        return None, False
+    repaired = repair_text(answer.response)
+    if repaired is not answer.response:
+        return replace(answer, response=repaired, verdict=None, verdict_version=None), True
+    return answer, False
+
+
+class AnswerCache(Protocol):
+    """What the engine needs from a cache, whichever store is behind it (the
+    disk here, Redis in `redis_store`): many reads in one go, writes that never
+    make a cell wait, and a way to wait for those writes at the end of a run.
+    Both stores fail open: a broken store misses and drops writes, with a warning."""
+
+    @property
+    def warning(self) -> str | None: ...
+
+    @property
+    def enabled(self) -> bool: ...
+
+    async def prepare(self) -> None: ...
+
+    async def get_answers(self, keys: Sequence[str]) -> dict[str, CachedAnswer]: ...
+
+    def put_answer(self, key: str, answer: CachedAnswer) -> None: ...
+
+    async def lookup_judge(self, key: str) -> dict[str, str] | None: ...
+
+    def put_judge(self, key: str, label: str, rationale: str) -> None: ...
+
+    async def drain(self) -> None: ...
+
+
 class ResultCache:
     """A thin, failure-tolerant wrapper over `diskcache.Cache`.
 
@@ -211,18 +253,8 @@ class ResultCache:
         """The stored answer, its text repaired if an older version stored text
         that is not valid Unicode (a lone UTF-16 surrogate would break every
         replay, export and page that shows it)."""
-        value = self._get(key)
-        if not isinstance(value, dict):
-            return None
-        try:
-            answer = CachedAnswer(**value)
-        except TypeError:
-            return None  # an entry of an older shape: treat as a miss
-        if not isinstance(answer.response, str):
-            return None
-        repaired = repair_text(answer.response)
-        if repaired is not answer.response:
-            answer = replace(answer, response=repaired, verdict=None, verdict_version=None)
+        answer, repaired = decode_answer(self._get(key))
+        if repaired and answer is not None:
             self.put_answer(key, answer)
         return answer
 
@@ -235,6 +267,26 @@ class ResultCache:
 
     def put_judge(self, key: str, label: str, rationale: str) -> None:
         self._set(key, {"label": label, "rationale": rationale})
+
+    # -- the engine's interface (`AnswerCache`): the same for every store ------------
+
+    async def prepare(self) -> None:
+        """Nothing to fetch before keys are computed: the secret is on this disk."""
+
+    async def get_answers(self, keys: Sequence[str]) -> dict[str, CachedAnswer]:
+        """The stored answers among `keys` (a local disk read each: no network)."""
+        found = {}
+        for key in keys:
+            answer = self.get_answer(key)
+            if answer is not None:
+                found[key] = answer
+        return found
+
+    async def lookup_judge(self, key: str) -> dict[str, str] | None:
+        return self.get_judge(key)
+
+    async def drain(self) -> None:
+        """Writes are done when `put_*` returns: nothing is pending."""
 
     def __contains__(self, key: str) -> bool:
         if self._cache is None:
@@ -277,14 +329,3 @@ class ResultCache:
     def close(self) -> None:
         if self._cache is not None:
             self._cache.close()
-
-
-_default: ResultCache | None = None
-
-
-def default_cache() -> ResultCache:
-    """The process-wide cache handle (one of the two globals the architecture allows)."""
-    global _default  # noqa: PLW0603 -- the one process-wide cache handle, swapped when ORBENCH_CACHE_DIR changes
-    if _default is None or Path(_default.directory) != default_cache_dir():
-        _default = ResultCache(default_cache_dir())
-    return _default

@@ -76,4 +76,10 @@ async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8):
         async with gate:
             return await judge_answer(spec, p, r, fallback, cache=cache)
 
-    return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline, strict=True)))
+    from .. import budget
+
+    try:
+        return await asyncio.gather(*(one(p, r, f) for p, r, f in zip(prompts, responses, offline, strict=True)))
+    finally:  # verdicts and spend written behind the calls reach their stores
+        await cache.drain()
+        await budget.drain()

@@ -212,9 +212,11 @@ def _connection_failure(exc: BaseException) -> CellFailure | None:
     return None
 
 
-def reserve_budget(model: ModelSpec, messages: list[dict[str, str]], max_tokens: int):
-    """ORBENCH_BUDGET_USD: admit a paid call (None when free/no budget) or fail the cell."""
+async def reserve_budget(model: ModelSpec, messages: list[dict[str, str]], max_tokens: int, ttl_s: float = 900.0):
+    """ORBENCH_BUDGET_USD: admit a paid call (None when free/no budget) or fail the
+    cell; at most one round trip to a shared ledger. `ttl_s`: the call's overall
+    limit, after which a reservation left by a dead process lapses."""
     try:
-        return budget.reserve(model, sum(len(m.get("content") or "") for m in messages), max_tokens)
+        return await budget.reserve_async(model, sum(len(m.get("content") or "") for m in messages), max_tokens, ttl_s)
     except budget.BudgetExceeded as exc:
         raise CellFailure(str(exc)) from None

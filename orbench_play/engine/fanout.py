@@ -34,7 +34,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 
 from .. import budget, verdicts
-from ..cache import CachedAnswer, CellKeys, ResultCache, offline_verdict, with_current_verdict
+from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
 from ..types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
@@ -96,7 +96,7 @@ class Engine:
         self,
         config: RunConfig,
         *,
-        cache: ResultCache | None = None,
+        cache: AnswerCache | None = None,
         resolve_judge: Callable[[str], ModelSpec] | None = None,
     ):
         self.config = config
@@ -133,8 +133,12 @@ class Engine:
         self._wake.set()
 
     async def batches(self) -> AsyncGenerator[list[CellEvent], None]:
-        """The run's events, in lists of whatever happened since the last one."""
-        replayed, to_run = self._replay_from_cache(self.cells())
+        """The run's events, in lists of whatever happened since the last one.
+
+        The cache is asked once for every cell of the run (one round trip to a
+        shared store), and its writes are waited for only after the last event
+        is out, so no cell waits on the cache beyond that one read."""
+        replayed, to_run = await self._replay_from_cache(self.cells())
         if replayed:
             yield replayed
         tasks = [asyncio.create_task(self._run_cell(*cell)) for cell in to_run]
@@ -166,6 +170,15 @@ class Engine:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+            await self._drain()
+
+    async def _drain(self) -> None:
+        """The run's answers and spend, written behind its cells, reach their
+        stores before the run ends (bounded: a lost store is given up on)."""
+        with contextlib.suppress(Exception):
+            if self.cache is not None:
+                await self.cache.drain()
+            await budget.drain()
 
     async def _flush_every(self, interval: float) -> None:
         while True:
@@ -176,21 +189,27 @@ class Engine:
                     cell.dirty = False
                     cell.flush()
 
-    def _replay_from_cache(self, cells: list[tuple[Prompt, ModelSpec, int]]):
-        """Cache hits need no task, no semaphore and no await: answer them
-        straight away (unless an LLM judge may still have to be asked)."""
-        if self.cache is None or self._judge_configured():
-            return [], cells
+    async def _replay_from_cache(self, cells: list[tuple[Prompt, ModelSpec, int]]):
+        """Look every cell up at once (one read of the store). Hits need no
+        task, no semaphore and no await: they are answered straight away, unless
+        an LLM judge may still have to be asked, in which case the cell runs
+        with its hit in hand. Returns (events, cells to run with their hits)."""
+        if self.cache is None:
+            return [], [(prompt, model, repeat, None) for prompt, model, repeat in cells]
+        await self.cache.prepare()
+        params = self.config.params
+        keys = [self._keys.key(model, params.messages(prompt.text), repeat) for prompt, model, repeat in cells]
+        hits = await self.cache.get_answers(keys)
+        judged = self._judge_configured()
         events: list[CellEvent] = []
         to_run = []
-        params = self.config.params
-        for prompt, model, repeat in cells:
-            key = self._keys.key(model, params.messages(prompt.text), repeat)
-            cached = self.cache.get_answer(key)
-            if cached is None:
-                to_run.append((prompt, model, repeat))
+        for (prompt, model, repeat), key in zip(cells, keys, strict=True):
+            cached = hits.get(key)
+            if cached is not None:
+                cached = self._current(key, cached)
+            if cached is None or judged:
+                to_run.append((prompt, model, repeat, cached))
                 continue
-            cached = self._current(key, cached)
             result = self._blank_result(prompt, model, repeat)
             verdict = self._fill(result, cached, from_cache=True)
             cid = cell_id(prompt.row_id, model.name, repeat, self.tag)
@@ -230,7 +249,7 @@ class Engine:
             )
         return found
 
-    async def _run_cell(self, prompt: Prompt, model: ModelSpec, repeat: int) -> None:
+    async def _run_cell(self, prompt: Prompt, model: ModelSpec, repeat: int, cached: CachedAnswer | None) -> None:
         params = self.config.params
         messages = params.messages(prompt.text)
         result = self._blank_result(prompt, model, repeat)
@@ -238,16 +257,15 @@ class Engine:
         cell = _Cell(self, prompt, model, repeat)
         cell.emit("started")
         try:
-            cached = self.cache.get_answer(key) if self.cache else None
-            if cached is not None:
-                cached = self._current(key, cached)
+            if cached is not None:  # a hit that an LLM judge still has to see
                 await self._finish(result, cell, cached, from_cache=True)
                 return
             if model.error:
                 raise CellFailure(model.error)
             sem = self._per_model.setdefault(model.name, asyncio.Semaphore(max(1, model.max_concurrency)))
             async with sem, self._global:
-                hold = reserve_budget(model, messages, params.max_tokens_for(model))
+                ttl = self.limits(model).total_s * (1 + max(0, self.config.max_retries))
+                hold = await reserve_budget(model, messages, params.max_tokens_for(model), ttl)
                 try:
                     answer = await self._caller.ask(cell, messages, result)
                 finally:  # success, failure or Stop: the provider bills what it streamed
@@ -331,7 +349,7 @@ def _provider_rationale(answer: CachedAnswer) -> str:
 async def run_batches(
     config: RunConfig,
     *,
-    cache: ResultCache | None = None,
+    cache: AnswerCache | None = None,
     resolve_judge: Callable[[str], ModelSpec] | None = None,
 ) -> AsyncGenerator[list[CellEvent], None]:
     """The events of one run in lists (cheaper for consumers that render in
@@ -348,7 +366,7 @@ async def run_batches(
 async def run(
     config: RunConfig,
     *,
-    cache: ResultCache | None = None,
+    cache: AnswerCache | None = None,
     resolve_judge: Callable[[str], ModelSpec] | None = None,
 ) -> AsyncGenerator[CellEvent, None]:
     """Stream the events of one run. Close the generator to stop the run."""

@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import replace
 
 from .. import budget
-from ..cache import ResultCache, judge_key
+from ..cache import AnswerCache, judge_key
 from ..textrepair import repair_text
 from ..types import ModelSpec, Verdict
 from ..verdicts.presets import prompt_for, register_price
@@ -28,7 +28,7 @@ async def judge_answer(
     response: str,
     fallback: Verdict,
     *,
-    cache: ResultCache | None = None,
+    cache: AnswerCache | None = None,
     timeout_s: float = _JUDGE_TIMEOUT_S,
 ) -> Verdict:
     """One LLM-judge verdict, cached under its own key; falls back to the
@@ -44,7 +44,7 @@ async def judge_answer(
     messages = setup.messages(prompt, response)
     key = judge_key(spec, messages, setup.version)
     if cache is not None:
-        hit = cache.get_judge(key)
+        hit = await cache.lookup_judge(key)
         if hit:
             return Verdict(hit["label"], f"llm:{spec.name}", rationale=hit.get("rationale", ""))
     kwargs: dict = dict(spec.extra)
@@ -71,7 +71,7 @@ async def judge_answer(
             if client is not None:
                 kwargs["client"] = client
         register_price(spec, litellm_module())
-        hold = reserve_budget(spec, messages, int(setup.params.get("max_tokens", 96)))
+        hold = await reserve_budget(spec, messages, int(setup.params.get("max_tokens", 96)), timeout_s)
         async with asyncio.timeout(timeout_s):
             reply = await litellm_module().acompletion(**kwargs)
         text = repair_text(reply.choices[0].message.content or "")

@@ -1,13 +1,20 @@
 """Door 3, volume: how much one session may ask (cells per run, runs per
-minute, the length of a custom prompt), with a message that says what to change."""
+minute, the length of a custom prompt), with a message that says what to change.
+
+Runs per minute are counted per session in this process, or, with
+`ORBENCH_REDIS_URL`, per visitor in Redis, so a visitor's next run counts
+whichever replica (or tab) it reaches (`RunWindow`). While Redis is
+unreachable the per-session count stands in."""
 
 from __future__ import annotations
 
 import collections
+import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
 
+from .. import redis_link
 from .mode import GuardError, env_int
 
 DEFAULT_MAX_CELLS = 80
@@ -54,6 +61,39 @@ class SessionLimiter:
         Every run is capped, whoever configured its models: the owner's
         entries are exempt only from the endpoint and provider checks, since
         they spend the owner's keys too."""
+        self.check_cells(n_cells)
+        with self._lock:
+            now = self._clock()
+            while self._runs and now - self._runs[0] >= 60.0:
+                self._runs.popleft()
+            if len(self._runs) >= self.runs_per_minute:
+                raise self._slow_down(60.0 - (now - self._runs[0]))
+            self._runs.append(now)
+
+    async def check_run_async(self, n_cells: int, visitor: str | None = None) -> None:
+        """`check_run`, with runs counted per `visitor` (a keyed hash of their
+        address) across every replica when Redis is configured: one round trip."""
+        window = RunWindow.shared()
+        if window is None or visitor is None:
+            return self.check_run(n_cells)
+        self.check_cells(n_cells)
+        try:
+            wait = await window.admit(visitor, self.runs_per_minute)
+        except redis_link.Unavailable:
+            return self.check_run(n_cells)  # per session until Redis is back
+        if wait is not None:
+            raise self._slow_down(wait, per="visitor")
+        return None
+
+    def _slow_down(self, wait_s: float, per: str = "session") -> GuardError:
+        wait = max(1, int(wait_s + 0.999))
+        return GuardError(
+            f"Slow down: the public demo allows {self.runs_per_minute} runs per minute per {per}; "
+            f"try again in {wait} s."
+        )
+
+    def check_cells(self, n_cells: int) -> None:
+        """The cap on cells per run (nothing to count: the same on every replica)."""
         if n_cells <= 0:
             raise GuardError("Nothing to run: pick at least one prompt and one model.")
         if n_cells > self.max_cells:
@@ -61,14 +101,43 @@ class SessionLimiter:
                 f"This run has {n_cells} cells (prompts × models); the public demo allows {self.max_cells} per run. "
                 "Pick fewer prompts or models."
             )
-        with self._lock:
-            now = self._clock()
-            while self._runs and now - self._runs[0] >= 60.0:
-                self._runs.popleft()
-            if len(self._runs) >= self.runs_per_minute:
-                wait = max(1, int(60.0 - (now - self._runs[0]) + 0.999))
-                raise GuardError(
-                    f"Slow down: the public demo allows {self.runs_per_minute} runs per minute per session; "
-                    f"try again in {wait} s."
-                )
-            self._runs.append(now)
+
+
+_WINDOW = """
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+end
+redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], 60000)
+return false
+"""
+
+
+class RunWindow:
+    """A visitor's runs of the last minute in Redis (a sorted set per visitor,
+    expiring with the window): checked and counted in one atomic script, so two
+    replicas cannot both admit the run that goes over."""
+
+    def __init__(self, link: redis_link.RedisLink):
+        self.link = link
+
+    @staticmethod
+    def shared() -> RunWindow | None:
+        link = redis_link.link()
+        return RunWindow(link) if link is not None else None
+
+    async def admit(self, visitor: str, per_minute: int) -> float | None:
+        """None when the run is admitted (and counted), else seconds until it would be."""
+        now_ms = int(time.time() * 1000)
+        name = redis_link.key("runs", visitor)
+        member = f"{now_ms}:{secrets.token_hex(4)}"
+
+        async def run(client):
+            return await redis_link.script(client, _WINDOW)(keys=[name], args=[now_ms, per_minute, member])
+
+        oldest = await self.link.run(run)
+        if oldest is None:
+            return None
+        return 60.0 - (now_ms - float(oldest)) / 1000.0
