@@ -48,6 +48,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def shard(text: str) -> tuple[int, int]:
+    """`--shard K/N`: this machine's part K of N (1 <= K <= N)."""
+    k_text, slash, n_text = text.partition("/")
+    try:
+        k, n = int(k_text), int(n_text)
+    except ValueError:
+        k = n = 0
+    if not slash or n < 1 or not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N (e.g. 2/4), got {text!r}")
+    return k, n
+
+
 def _finite(text: str) -> float:
     try:
         value = float(text)

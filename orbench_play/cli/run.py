@@ -88,7 +88,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "one word close to a preset name is refused as a likely typo: pass such a word as @FILE",
     )
     parser.add_argument("--repeats", type=cli_args.positive_int, default=1, help="ask each prompt K times (1-5)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the disk cache")
+    parser.add_argument(
+        "--shard",
+        type=cli_args.shard,
+        default=None,
+        metavar="K/N",
+        help="run only part K of N of the sampled cells (a stable hash of the row id), e.g. one machine each "
+        "for 1/4 … 4/4; with a shared cache (ORBENCH_REDIS_URL) the parts resume and never pay twice",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache (disk, or Redis when configured)"
+    )
     parser.add_argument(
         "--out",
         type=cli_args.output_file(*cli_args.OUTPUT_KINDS),
@@ -135,6 +145,14 @@ def build_run_config(args: argparse.Namespace):
         )
     except data.DataError as exc:
         raise UsageError(str(exc)) from None
+    prompts = tuple(picked.prompts)
+    notes = list(picked.notes)
+    if args.shard is not None:
+        k, n = args.shard
+        prompts = tuple(p for p in prompts if data.in_shard(p.row_id, k, n))
+        notes.append(f"Shard {k}/{n}: {len(prompts):,} of {len(picked.prompts):,} sampled prompts.")
+        if not prompts:
+            raise UsageError(f"shard {k}/{n} holds none of the {len(picked.prompts)} sampled prompts")
     system_prompt, system_prompt_id = _system_prompt(args.system_prompt)
     params = GenerationParams(
         system_prompt=system_prompt,
@@ -146,7 +164,7 @@ def build_run_config(args: argparse.Namespace):
     judge = cli_args.judge_choice(args.judge)
     config = RunConfig(
         models=models,
-        prompts=picked.prompts,
+        prompts=prompts,
         params=params,
         judge=judge,
         concurrency=args.concurrency,
@@ -157,7 +175,7 @@ def build_run_config(args: argparse.Namespace):
         use_cache=not args.no_cache,
         repeats=args.repeats,
     )
-    return config, catalog, list(picked.notes)
+    return config, catalog, notes
 
 
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
@@ -170,16 +188,21 @@ def _system_prompt(value: str | None) -> tuple[str | None, str]:
         raise UsageError(str(exc)) from None
 
 
-async def _drive(config, catalog, quiet: bool) -> list[CellResult]:
+async def _drive(config, catalog, quiet: bool, unreachable: str | None = None) -> list[CellResult]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .. import engine
     from ..cache import default_cache
 
-    cache = default_cache() if config.use_cache else None
     console = Console(stderr=True)
-    if cache is not None and cache.warning:
+    if unreachable:  # ORBENCH_REDIS_URL set but not answering: run, say what that costs
+        console.print(
+            f"{unreachable} Running without the shared cache; paid models are paused until it answers.",
+            markup=False,
+        )
+    cache = default_cache() if config.use_cache else None
+    if cache is not None and cache.warning and not unreachable:
         console.print(cache.warning, markup=False)
     total = len(config.prompts) * len(config.models) * max(1, config.repeats)
     results: dict[str, CellResult] = {}
@@ -269,7 +292,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     data_notes = _split_notes(args.split)
     for note in [*data_notes, *notes]:
         print(note, file=sys.stderr)
-    results = asyncio.run(_drive(config, catalog, args.quiet))
+    from .. import redis_link
+
+    unreachable = redis_link.startup_check()  # the budget needs it too, even with --no-cache
+    results = asyncio.run(_drive(config, catalog, args.quiet, unreachable))
     print_scoreboard(results)
     for note in data_notes:  # again under the rates it qualifies, so it is not scrolled away
         print(note, file=sys.stderr)

@@ -54,6 +54,7 @@ __all__ = [
     "data_source",
     "hub_file_url",
     "hub_offline",
+    "in_shard",
     "load_split",
     "parse_categories",
     "parse_splits",
@@ -132,6 +133,15 @@ def _sort_key(seed: int, row_id: str) -> str:
     version, and adding rows to a split never reorders the existing ones.
     """
     return hashlib.sha256(f"{seed}\x1f{row_id}".encode()).hexdigest()
+
+
+def in_shard(row_id: str, shard: int, shards: int) -> bool:
+    """Whether a row belongs to shard `shard` of `shards` (1-based): a stable hash
+    of its row id alone (sha256, the same on every machine), so N machines given
+    1/N … N/N split a run into disjoint parts that together are the whole run,
+    whatever each one's seed order or sample size."""
+    digest = hashlib.sha256(f"shard\x1f{row_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shards == shard - 1
 
 
 def _spread(n: int, available: dict[str, int]) -> dict[str, int]:

@@ -127,7 +127,9 @@ class PlaygroundBase:
 
     def banner(self, split: str | Sequence[str] | None, warnings: list[str] | None = None) -> str:
         """Problems with the models and the chosen splits' data, then the link's warnings."""
-        lines = []
+        from . import shared_state
+
+        lines = [f"⚠ {problem}" for problem in shared_state.problems()]
         if self.catalog_error:
             lines.append(f"⚠ Model config problem: {self.catalog_error}")
         lines += [f"⚠ {w}" for w in self.catalog.warnings]

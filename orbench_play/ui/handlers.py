@@ -36,7 +36,7 @@ from ..prompts import (
     variant_of,
 )
 from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
-from . import plot_view, scoreboard_view, warmup
+from . import plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, download_update
 from .forms import custom_prompt, generation_params, repeats_value
@@ -167,7 +167,7 @@ class Playground(SetupHandlers, CompareHandlers):
         self, models, split, categories, n, seed, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
-        judge: str | None = None,
+        judge: str | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
@@ -217,13 +217,16 @@ class Playground(SetupHandlers, CompareHandlers):
         if not picked.prompts:
             yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
-        async for frame in self._drive(sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name):
+        async for frame in self._drive(
+            sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name, visitor=request
+        ):
             yield frame
 
     async def run_prompt(
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
+        request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
@@ -242,21 +245,24 @@ class Playground(SetupHandlers, CompareHandlers):
         except ValueError as exc:
             yield self.message_frame(sess, str(exc))
             return
-        async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name):
+        async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request):
             yield frame
 
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
         params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
+        visitor: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
-        a bare max-tokens value for the default settings)."""
+        a bare max-tokens value for the default settings). `visitor`: the request,
+        whose address the run limits count by when they are shared (Redis)."""
         if not isinstance(params, GenerationParams):
             params = generation_params(params)
         if guards.public_mode():
             try:  # DNS look-ups for custom endpoints: off the event loop
                 await asyncio.to_thread(guards.check_models, specs)
-                sess.limits().check_run(len(prompts) * len(specs) * max(1, repeats))
+                n_cells = len(prompts) * len(specs) * max(1, repeats)
+                await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
                 yield self.message_frame(sess, str(exc))
                 return
@@ -327,7 +333,9 @@ class Playground(SetupHandlers, CompareHandlers):
                 sess.task = None
             if sess.run is run:
                 sess.finish_run()
-        yield Frame(self, sess, final=True, notes=[failure] if failure else [])
+        notes = [failure] if failure else []
+        notes += shared_state.problems()  # e.g. Redis lost mid-run: said under the grid too
+        yield Frame(self, sess, final=True, notes=notes)
 
     async def stop(self, sess: Session) -> Frame:
         """Stop the visitor's run: cancel in-flight cells, keep finished ones.

@@ -293,6 +293,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         # The download buttons say when there is something to download (enabled after a run).
         for event in (run_event, prompt_event, stop_event, override_event, click_event):
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
+        for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
+            event.then(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         demo.load(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         # The API (gradio_client): the same handlers on endpoints of their own, with the
         # whole result at the end (grid HTML, scoreboard, plot, files, results_json).
