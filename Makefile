@@ -60,7 +60,7 @@ $(DEV_STAMP): $(APP_STAMP)
 run: $(APP_STAMP)
 	GRADIO_SERVER_PORT=$(PORT) $(PY) app.py
 
-test: browser-deps $(DEV_STAMP)
+test: browser-deps redis-deps $(DEV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
@@ -73,6 +73,12 @@ lint: $(DEV_STAMP)
 .PHONY: browser-deps
 browser-deps:
 	@$(SHELL) scripts/ensure_chromium.sh
+
+# The tests of shared state start Debian's redis-server on loopback: installed here
+# as root (apt-get), otherwise `make test` stops with one line saying what to install.
+.PHONY: redis-deps
+redis-deps:
+	@$(SHELL) scripts/ensure_redis.sh
 
 eval: $(DEV_STAMP)
 	$(PY) -m orbench_play.evaluation --lomo

@@ -13,6 +13,8 @@ Fixtures:
 - `fake_server` (session): a started `FakeOpenAIServer` (see tests/fake_openai.py).
 - `fake` (function): the same server, `reset()` before the test.
 - `data_dir` (session): Path of the OR-Bench CSV folder.
+- `redis_server` (session): a real `redis-server` on loopback (tests/redis_server.py);
+  `redis_url` (function): ORBENCH_REDIS_URL set to it, the server emptied first.
 - every test gets a cache folder of its own (`ORBENCH_CACHE_DIR`), so what one
   test (or an app it started) cached can never answer another test's request.
 """
@@ -47,6 +49,7 @@ for _k in (
     "ORBENCH_MODELS",
     "ORBENCH_JUDGE",
     "ORBENCH_PUBLIC",
+    "ORBENCH_REDIS_URL",
     "SPACE_ID",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
@@ -83,6 +86,27 @@ def own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     folder = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("ORBENCH_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real redis-server on loopback for the whole session (see tests/redis_server.py)."""
+    from redis_server import RedisServer
+
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """ORBENCH_REDIS_URL set to the session's server, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    monkeypatch.setenv("ORBENCH_REDIS_URL", redis_server.url)
+    return redis_server.url
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ the store keeps its total under `ORBENCH_CACHE_SIZE_MB` (default 1024, as on
 disk) by evicting the least recently stored entries first, like the disk
 cache: a Lua script keeps an index (sorted set by time stored) and a byte count
 beside the entries, so the bound holds whatever Redis's own `maxmemory` policy
-is. Keys start with `orbench:c:`; the per-installation secret that scopes
+is. Entries are `orbench:c:<key>`; the per-installation secret that scopes
 visitor endpoints' entries lives here too, so every replica computes the
 same keys.
 """
@@ -49,7 +49,7 @@ READ_CHUNK = 500
 """Keys per MGET; all chunks of a run still go in one pipeline (one round trip)."""
 WRITE_BATCH = 256
 
-ENTRY = "c:"
+ENTRY = redis_link.PREFIX + "c:"
 INDEX = redis_link.key("cache", "index")
 SIZES = redis_link.key("cache", "sizes")
 TOTAL = redis_link.key("cache", "bytes")
@@ -144,7 +144,7 @@ class RedisResultCache:
             log.warning("could not read the shared cache secret: %s", exc)
             return
         if isinstance(found, bytes) and len(found) == scope.SECRET_BYTES:
-            scope.use_shared_secret(found)
+            scope.use_shared_secret(found, self.link.url)
 
     async def get_answers(self, keys: Sequence[str]) -> dict[str, CachedAnswer]:
         """The stored answers among `keys`: one round trip for all of them; misses

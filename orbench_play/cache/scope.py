@@ -26,6 +26,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from ..redis_link import redis_url
 from ..types import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -34,21 +35,22 @@ CREDENTIAL_KEY_FILE = "credential-hmac.key"
 SECRET_BYTES = 32
 _SECRET_BYTES = SECRET_BYTES
 _secrets: dict[str, bytes] = {}
-_shared: bytes | None = None
-"""The secret every replica shares when the cache lives in Redis (`redis_store`)."""
+_shared: dict[str, bytes] = {}
+"""The secret every replica shares, by Redis URL, when the cache lives there (`redis_store`)."""
 
 
-def use_shared_secret(secret: bytes) -> None:
-    """From now on, scope keys with the secret kept in Redis: replicas sharing a
-    cache must compute the same keys for the same visitor credential."""
-    global _shared  # noqa: PLW0603 -- one per process, read by every key computed after it
+def use_shared_secret(secret: bytes, url: str) -> None:
+    """While ORBENCH_REDIS_URL is `url`, scope keys with the secret kept there:
+    replicas sharing a cache must compute the same keys for the same credential."""
     if len(secret) != SECRET_BYTES:
         raise ValueError(f"the shared secret must be {SECRET_BYTES} bytes")
-    _shared = secret
+    _shared[url] = secret
 
 
 def shared_secret() -> bytes | None:
-    return _shared
+    """The shared secret of the Redis this process is set to use, once fetched."""
+    url = redis_url()
+    return _shared.get(url) if url else None
 
 
 def _read_secret(path: Path) -> bytes | None:
@@ -94,8 +96,9 @@ def installation_secret(folder: str | os.PathLike[str] | None = None) -> bytes:
     disk...), a secret for this process only is used, with a warning: visitor
     endpoint answers then do not outlive the process, which is the safe side."""
     if folder is None:
-        if _shared is not None:
-            return _shared
+        shared = shared_secret()
+        if shared is not None:
+            return shared
         from .paths import default_cache_dir
 
         folder = default_cache_dir()
