@@ -103,6 +103,9 @@ class SharedLedger(Protocol):
 
     where: str
 
+    def ready(self) -> bool:
+        """Whether it can be reached now, as far as this process knows (no round trip)."""
+
     async def admit(
         self, day: str, limit: float, hold_id: str, amount: float, ttl_s: float, carry: dict[str, float]
     ) -> bool:
@@ -484,5 +487,12 @@ async def drain() -> None:
 
 
 def status_line() -> str:
-    """Why paid calls are paused although the cap is not reached (for banners); empty when they are not."""
-    return _default.failure if _default is not None else ""
+    """Why paid calls are paused although the cap is not reached (for banners); empty
+    when they are not, or when a shared ledger that was lost is reachable again (the
+    next reservation writes what was kept, and fails closed again if it cannot)."""
+    guard = _default
+    if guard is None or not guard.failure:
+        return ""
+    if guard.shared is not None and guard.shared.ready():
+        return ""
+    return guard.failure

@@ -74,6 +74,9 @@ class RedisLedger:
         self.link = link
         self.where = f"Redis at {link.where}"
 
+    def ready(self) -> bool:
+        return self.link.up
+
     async def admit(
         self, day: str, limit: float, hold_id: str, amount: float, ttl_s: float, carry: dict[str, float]
     ) -> bool:

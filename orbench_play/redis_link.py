@@ -130,12 +130,12 @@ class RedisLink:
         """`await op(client)`; a lost server marks the link down and raises `Unavailable`
         (also, at once and without a round trip, while the link is down)."""
         if not self.usable():
-            raise Unavailable(self.status_line() or f"Redis at {self.where} is unreachable.")
+            raise Unavailable(self.reason())
         try:
             result = await op(self.client())
         except _errors() as exc:
             self.mark_down(exc)
-            raise Unavailable(self.status_line()) from exc
+            raise Unavailable(self.reason()) from exc
         self.mark_up()
         return result
 
@@ -203,6 +203,10 @@ class RedisLink:
                 self.mark_down(exc, probe=False)
                 continue
             self.mark_up()
+
+    def reason(self) -> str:
+        """Why a call cannot use Redis, in a few words (for messages that embed it)."""
+        return f"Redis at {self.where} is unreachable ({self.why or 'no answer'})"
 
     def status_line(self) -> str:
         """One line for banners and logs while the link is down; empty when it is up."""

@@ -152,7 +152,7 @@ async def test_two_replicas_share_one_cap_and_its_reservations(redis_url):
     hold = await b.reserve_async(PAID, 10, 10)
     b.settle(hold, 0.005)  # now over the cap, spent on B ...
     await b.drain()
-    with pytest.raises(BudgetExceeded, match="Daily budget of \\$0.01 reached"):
+    with pytest.raises(BudgetExceeded, match=r"Daily budget of \$0.01 reached"):
         await a.reserve_async(PAID, 10, 10)  # ... blocks A
     assert await a.reserve_async(bare_model("openai/unpriced-model"), 10, 10) is None  # free models keep working
 
@@ -202,7 +202,7 @@ def test_the_file_ledger_fails_closed_when_its_spend_cannot_be_written(tmp_path)
     guard.settle(hold, 0.1)
     with pytest.raises(BudgetUnavailable, match="cannot be checked right now"):
         guard.reserve(PAID, 10, 100)
-    assert "could not record spend" in guard.failure
+    assert "cannot write" in guard.failure
     blocker.rmdir()
     assert guard.reserve(PAID, 10, 100) is not None  # writable again: the kept cost goes first
     assert guard.spent_today() == pytest.approx(0.1) and not guard.failure
