@@ -18,7 +18,9 @@ import traceback
 from . import common
 from .report import Figure, machine, skipped, table, write_json
 
-GROUPS = ("fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "local", "verdicts")
+GROUPS = (
+    "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "replicas", "local", "verdicts",
+)  # fmt: skip
 UNITS = {
     "fanout": "s",
     "scale": "s",
@@ -28,6 +30,7 @@ UNITS = {
     "live": "s",
     "live_page": "s",
     "load": "x",
+    "replicas": "s",
     "local": "x",
     "verdicts": "verdicts/s",
 }
@@ -40,6 +43,7 @@ MODULES = {
     "live": "live",
     "live_page": "live_page",
     "load": "load",
+    "replicas": "replicas",
     "local": "local",
     "verdicts": "verdicts_bench",
 }

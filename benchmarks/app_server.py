@@ -38,8 +38,12 @@ class AppProcess:
     """`with AppProcess(models) as app:` serves the playground on a free port;
     `app.root` is its URL, `app.cpu_s()` the process's CPU seconds so far."""
 
-    def __init__(self, base_url: str, models: dict[str, str], max_parallel: int | None = None) -> None:
+    def __init__(
+        self, base_url: str, models: dict[str, str], max_parallel: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.base_url, self.models, self.max_parallel = base_url, models, max_parallel
+        self.env = dict(env or {})
+        """More environment for the app (e.g. ORBENCH_REDIS_URL for replicas)."""
         self.proc: subprocess.Popen | None = None
         self.root = ""
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -54,6 +58,7 @@ class AppProcess:
             "ORBENCH_CACHE_DIR": str(folder / "cache"),
             "GRADIO_SERVER_PORT": str(port),
             "GRADIO_SERVER_NAME": "127.0.0.1",
+            **self.env,
         }
         self._log = open(folder / "app.log", "wb")
         self.proc = subprocess.Popen(
