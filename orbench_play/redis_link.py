@@ -90,8 +90,6 @@ class RedisLink:
         self._retry_at = 0.0
         self._probe: threading.Thread | None = None
         self._probe_lock = threading.Lock()
-        self.listeners: list[Callable[[bool], None]] = []
-        """Called with the new state when the link goes down or comes back."""
 
     # -- clients ---------------------------------------------------------------------
 
@@ -150,7 +148,6 @@ class RedisLink:
             log.warning(
                 "Redis at %s is unreachable (%s): answers are not cached, paid calls are paused", self.where, self.why
             )
-            self._notify(False)
         if probe:
             self._start_probe()
 
@@ -161,14 +158,6 @@ class RedisLink:
             self.why = ""
             self.down_since = None
             log.warning("Redis at %s is reachable again", self.where)
-            self._notify(True)
-
-    def _notify(self, up: bool) -> None:
-        for listener in list(self.listeners):
-            try:
-                listener(up)
-            except Exception:  # a listener's bug must not break the link
-                log.exception("redis link listener failed")
 
     def _start_probe(self) -> None:
         """Ping by itself until Redis answers, so the link (and the banner) recover
