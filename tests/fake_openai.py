@@ -754,7 +754,9 @@ class FakeOpenAIServer:
         await resp.write_eof()
         return resp
 
-    async def _stream_words(self, resp: web.StreamResponse, chunk: Any, pieces: list[str], pause: float, end: str) -> None:
+    async def _stream_words(
+        self, resp: web.StreamResponse, chunk: Any, pieces: list[str], pause: float, end: str
+    ) -> None:
         """The `long` answer, lean enough for load benchmarks (hundreds of streams at
         once from one process): still one SSE event per word, each encoded from a
         template made once per answer, and the words due in each tick of
