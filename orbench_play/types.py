@@ -56,10 +56,11 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """The contract column order of every CSV/JSONL export. Only append, never reorder."""
 
-EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat", "attempts", "retry_wait_s")
+EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat", "attempts", "retry_wait_s", "judge_error")
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
-which of the k repeats of a cell this row is, and how many attempts the cell
-took and how long the engine waited between them (429/5xx retries)."""
+which of the k repeats of a cell this row is, how many attempts the cell
+took and how long the engine waited between them (429/5xx retries), and why
+the LLM judge's verdict fell back to the offline one (empty when it did not)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
@@ -235,6 +236,9 @@ class CellResult:
     """Requests made for this cell (0 when replayed from the cache)."""
     retry_wait_s: float = 0.0
     """Seconds the engine waited between attempts (Retry-After, back-off)."""
+    judge_error: str = ""
+    """Why the LLM judge gave no verdict (failed, unavailable, off-format), so the
+    offline one stands; `verdict_source` then ends in " (judge failed)"."""
     finish_reason: str | None = None
 
     @property

@@ -54,7 +54,7 @@ def attrs(markup: str, tag: str, cls: str) -> list[dict[str, str]]:
 
 
 def verdict_badges(grid: str) -> list[dict[str, str]]:
-    return attrs(grid, "span", "verdict")
+    return attrs(grid, "button", "verdict")
 
 
 async def run_bot_twice(playground, sess: Session) -> None:

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["eval"]:
         from ..evaluation.suite import main as eval_main
 
-        return eval_main(argv[1:])
+        return eval_main(argv[1:], prog="orbench-play eval")
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":

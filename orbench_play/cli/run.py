@@ -12,6 +12,7 @@ from ..engine.timeouts import add_time_limit_arguments, check_env
 from ..types import DEFAULT_SPLITS, SPLITS, CellResult
 from . import args as cli_args
 from .args import UsageError
+from .judge import judge_failure_line
 
 DEFAULT_PER_CATEGORY = 1
 """Without --per-category or --n: one prompt per category of each split, the
@@ -266,6 +267,28 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     console.print(table)
 
 
+def print_error_reasons(results: Sequence[CellResult], stream=None, *, limit: int = 8) -> None:
+    """After a run with failed cells: why they failed, most frequent first, with counts
+    (the same sentence a cell shows), so "errors 3" is never all the CLI says."""
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.table import Table
+
+    reasons = Counter(r.error for r in results if r.error)
+    if not reasons:
+        return
+    table = Table(title=f"Errors ({sum(reasons.values())} cells; the reason of each is in the results too)")
+    table.add_column("cells", justify="right")
+    table.add_column("reason", overflow="fold")
+    for reason, count in reasons.most_common(limit):
+        table.add_row(str(count), _plain(reason))
+    rest = len(reasons) - limit
+    if rest > 0:
+        table.add_row("…", _plain(f"{rest} other reason{'s' if rest != 1 else ''}"))
+    Console(file=stream or sys.stdout, highlight=False).print(table)
+
+
 def _plain(text: str):
     from rich.text import Text
 
@@ -297,6 +320,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     unreachable = redis_link.startup_check()  # the budget needs it too, even with --no-cache
     results = asyncio.run(_drive(config, catalog, args.quiet, unreachable))
     print_scoreboard(results)
+    print_error_reasons(results)
+    judge_warning = judge_failure_line([r.judge_error for r in results])
+    if judge_warning:
+        print(judge_warning, file=sys.stderr)
     for note in data_notes:  # again under the rates it qualifies, so it is not scrolled away
         print(note, file=sys.stderr)
     if args.out:

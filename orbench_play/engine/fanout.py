@@ -36,9 +36,10 @@ from dataclasses import replace
 from .. import budget, verdicts
 from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
 from ..types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from ..verdicts.offline import provider_explanation
 from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
-from .judging import _default_judge_resolver, judge_answer
+from .judging import _default_judge_resolver, judge_answer, judged_source
 from .timeouts import Limits, limits_for
 
 log = logging.getLogger(__name__)
@@ -314,6 +315,8 @@ class Engine:
         verdict = await self._maybe_judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
+        if self._judge_configured():  # a judge that gave no verdict is said so, with why
+            result.verdict_source, result.judge_error = judged_source(verdict)
         cell.emit("verdict", verdict=verdict)
         cell.emit("done", result=result)
 
@@ -341,9 +344,10 @@ class Engine:
 def _provider_rationale(answer: CachedAnswer) -> str:
     """Why the provider layer decided, in words the page can show: an empty
     answer and a filtered one are both refusals, but not the same thing."""
+    sentence = provider_explanation(answer.finish_reason)
     if answer.finish_reason == "content_filter":
-        return "The provider's content filter stopped this answer (finish_reason=content_filter)."
-    return "The model sent an empty answer."
+        return sentence.rstrip(".") + " (finish_reason=content_filter)."
+    return sentence
 
 
 async def run_batches(

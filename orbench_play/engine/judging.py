@@ -100,3 +100,20 @@ def _default_judge_resolver(name: str) -> ModelSpec:
     from ..models import load_catalog
 
     return load_catalog(include_local=True).resolve(name)
+
+
+JUDGE_FAILED = " (judge failed)"
+"""Appended to the offline `verdict_source` when the LLM judge's verdict fell back to it."""
+
+
+def judged_source(verdict: Verdict) -> tuple[str, str]:
+    """(verdict_source, judge_error) of a verdict from a run with an LLM judge.
+
+    A judge's own verdict has source `llm:<model>`, and the provider layer
+    (empty or filtered answers) is never sent to the judge; any other verdict
+    is the offline one standing in for a judge that failed, was unavailable or
+    answered off-format, and its rationale says why. That fallback is recorded,
+    not hidden: `classifier (judge failed)` and the reason."""
+    if verdict.source == "provider" or verdict.source.startswith("llm:"):
+        return verdict.source, ""
+    return verdict.source + JUDGE_FAILED, verdict.rationale or "the judge gave no verdict"

@@ -196,8 +196,9 @@ def _load_fit_fn() -> FitFn:
 # --- the command ----------------------------------------------------------------------------------
 
 
-def _targets_table(figures: dict[str, Any]) -> list[str]:
-    rows = []
+def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float, float, Callable[[float], str]]]:
+    """(figure, value, target, format) for every figure that has a target."""
+    rows: list[tuple[str, float, float, Callable[[float], str]]] = []
     for fold, value in figures.get("lomo_binary", {}).items():
         rows.append((f"XSTest LOMO binary, {fold}", value, TARGETS["lomo_binary"], _pct))
     for key, label in (
@@ -212,15 +213,25 @@ def _targets_table(figures: dict[str, Any]) -> list[str]:
             rows.append((label, figures[key], TARGETS.get(key, TARGETS["streaming_agreement"]), _pct))
     if "verdicts_per_s" in figures:
         rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
+    return rows
+
+
+def _targets_table(figures: dict[str, Any]) -> list[str]:
     out = ["Targets (issue 12):", f"{'figure':<44}{'value':>10}{'target':>10}  met"]
-    for name, value, target, fmt in rows:
+    for name, value, target, fmt in _target_rows(figures):
         out.append(f"{name:<44}{fmt(value):>10}{'>= ' + fmt(target):>10}  {'yes' if value >= target else 'NO'}")
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def missed_targets(figures: dict[str, Any]) -> list[str]:
+    """The figures below their target (what `--strict` fails on)."""
+    return [name.strip() for name, value, target, _ in _target_rows(figures) if value < target]
+
+
+def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.evaluation") -> int:
+    """The suite's command line; `orbench-play eval` passes its own `prog`, so its help names it."""
     parser = argparse.ArgumentParser(
-        prog="python -m orbench_play.evaluation",
+        prog=prog,
         description="Measure offline refusal verdicts against human-labelled answers (XSTest) and "
         "the OR-Bench-style sets in eval/.",
     )
@@ -235,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dev", default=str(STYLE_DEV), help="OR-Bench-style dev set (JSONL)")
     parser.add_argument("--json", metavar="OUT", help="write all figures as JSON here")
     parser.add_argument("--no-timing", action="store_true", help="skip the throughput measurement")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when a figure misses its target (for CI; default: report only)"
+    )
     args = parser.parse_args(argv)
 
     configs = configurations()
@@ -326,4 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(missing, file=sys.stderr)
         return 2
+    missed = missed_targets(figures)
+    if args.strict and missed:
+        print(f"{len(missed)} target{'s' if len(missed) != 1 else ''} missed: {'; '.join(missed)}", file=sys.stderr)
+        return 1
     return 0

@@ -31,6 +31,17 @@ from . import grid_view, safe_html
 from .session import Session
 
 
+def toast(message: str, *, level: str = "warning") -> None:
+    """A toast on the visitor's page (Gradio's `gr.Warning` / `gr.Info`). The text is
+    escaped: Gradio renders a toast's message as HTML, and messages quote what the
+    visitor typed (a model string, an endpoint)."""
+    text = safe_html.safe_text(message)
+    if level == "info":
+        gr.Info(text)
+    else:
+        gr.Warning(text)
+
+
 def _skip() -> Any:
     """No change to that output (a fresh update dict per use)."""
     return gr.skip()
@@ -53,6 +64,8 @@ class Frame:
     the API gets them at the end)."""
     heartbeat: bool = False
     """A quiet moment of a live run: the page's feed still hears from it."""
+    refused: bool = False
+    """A message saying why a run did not start (shown as such in the progress line)."""
     notes: list[str] = field(default_factory=list)
     _api: tuple | None = None
 
@@ -60,7 +73,8 @@ class Frame:
 
     def _progress(self) -> str:
         if self.kind == "message":
-            return f'<div class="progress-box"><div class="prog-status">{safe_html.safe_text(self.message)}</div></div>'
+            kind = ' data-state="refused" role="alert"' if self.refused else ""
+            return f'<div class="progress-box"{kind}><div class="prog-status">{safe_html.safe_text(self.message)}</div></div>'
         return grid_view.render_progress(self.sess.run, self.notes)
 
     def _final_extras(self) -> tuple[Any, Any, Any]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..verdicts.offline import provider_explanation
 from .safe_html import (
+    JUDGE_FAILED,
     MAX_SHOWN_CHARS,
     OVERRIDE_LABELS,
     VERDICT_TEXT,
@@ -63,7 +65,7 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
 
     st state (wait/live/done/stopped) · v data-verdict · p provisional label ·
     s data-source · b badge text · h source in words · ov overridable by click ·
-    m meta items · c cached · e message kind (err/retry/stop) · mt message · x characters cut
+    m meta items · c cached · e message kind (err/retry/stop/info/judge) · mt message · x characters cut
     """
     label = cell.final_label()
     source = cell.final_source()
@@ -81,13 +83,7 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         if cell.provisional is not None:
             provisional = cell.provisional.label
             badge = VERDICT_TEXT.get(provisional, provisional) + "?"
-    kind, message = "", ""
-    if cell.stopped:
-        kind, message = "stop", "Stopped."
-    elif cell.result is not None and cell.result.error:
-        kind, message = "err", "⚠ " + cell.result.error
-    elif cell.message:
-        kind, message = "retry", cell.message
+    kind, message = _message(cell, final, source)
     return {
         "st": state,
         "v": label,
@@ -102,6 +98,25 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "mt": message,
         "x": max(0, len(cell.shown_text()) - MAX_SHOWN_CHARS),
     }
+
+
+def _message(cell: CellView, final: bool, source: str) -> tuple[str, str]:
+    """The cell's message slot (kind, text): stopped, failed, retrying; once final, why
+    the provider layer decided (the body would otherwise be blank), or that the LLM
+    judge gave no verdict and which verdict stands instead."""
+    result = cell.result
+    if cell.stopped:
+        return "stop", "Stopped."
+    if result is not None and result.error:
+        return "err", "⚠ " + result.error
+    if cell.message:
+        return "retry", cell.message
+    if final and result is not None and source == "provider":
+        return "info", provider_explanation(result.finish_reason)
+    if final and result is not None and result.judge_error:
+        stood = source_text(result.verdict_source.removesuffix(JUDGE_FAILED))
+        return "judge", f"{result.judge_error} · {stood} used"
+    return "", ""
 
 
 def _provider_reason(cell: CellView) -> str:
@@ -121,11 +136,13 @@ def _badge(cell: CellView, f: dict[str, Any]) -> str:
     v, s = f["v"], f["s"]
     provisional = f' data-provisional="{attr(f["p"])}"' if f["p"] else ""
     title = f"verdict: {v}" + (f" (source: {s})" if s else "")
+    # A button (`live_grid.js` opens its override menu on click, Enter or Space); disabled until final.
+    state = ' aria-haspopup="true" aria-expanded="false"' if f["ov"] else " disabled"
     return (
-        f'<span class="verdict v-{attr(v)}{" ovr" if f["ov"] else ""}" data-verdict="{attr(v)}" '
+        f'<button type="button" class="verdict v-{attr(v)}{" ovr" if f["ov"] else ""}" data-verdict="{attr(v)}" '
         f'data-model="{attr(cell.model)}" data-variant="{attr(cell.variant or cell.model)}" '
         f'data-row="{attr(cell.row_id)}" data-repeat="{int(cell.repeat)}" data-source="{attr(s)}"'
-        f'{provisional} title="{attr(title)}">{safe_text(f["b"])}</span>'
+        f'{provisional}{state} title="{attr(title)}">{safe_text(f["b"])}</button>'
     )
 
 
@@ -148,7 +165,7 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
     return (
         f'<div class="cell-head">{badge}{vsrc}</div>'
-        f'<div class="body">{msg}<div class="resp">{text}{more}</div></div>'
+        f'<div class="body" tabindex="0">{msg}<div class="resp">{text}{more}</div></div>'
         f'<div class="meta" title="{attr(meta_title)}">{meta}</div>'
     )
 
@@ -214,6 +231,9 @@ def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None =
     )
 
 
+GRID_REGION = 'tabindex="0" role="region" aria-label="Answers: one row per prompt, one column per model"'
+"""The grid scrolls in its own box: focusable, so the keyboard can scroll it too."""
+
 EMPTY_GRID = (
     '<div class="grid-wrap"><div class="grid-empty">Choose models and prompts on the left and press '
     "<b>Run</b>: every answer streams into this grid, one column per model.</div></div>"
@@ -246,12 +266,12 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *,
             f'<tr data-row="{attr(prompt.row_id)}"><th class="prompt" scope="row">'
             f'<span class="cat">{safe_text(prompt.category)}</span>'
             f'<span class="rid">{safe_text(prompt.row_id)}</span>'
-            f'<div class="ptext">{safe_text(prompt.text)}</div></th>{"".join(cells)}</tr>'
+            f'<div class="ptext" tabindex="0">{safe_text(prompt.text)}</div></th>{"".join(cells)}</tr>'
         )
     k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
     width = PROMPT_COL_PX + MODEL_COL_PX * len(run.model_labels)
     return (
-        f'<div class="grid-wrap"><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px">'
+        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px">'
         f'<colgroup><col class="prompt-col" style="width:{PROMPT_COL_PX}px">'
         f"{'<col>' * len(run.model_labels)}</colgroup>"
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'

@@ -40,7 +40,7 @@ from . import plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, download_update
 from .forms import custom_prompt, generation_params, repeats_value
-from .frames import Frame
+from .frames import Frame, toast
 from .query import (
     MAX_MODELS,
     MAX_PER_CATEGORY,
@@ -146,6 +146,13 @@ class Playground(SetupHandlers, CompareHandlers):
     def message_frame(self, sess: Session, message: str) -> Frame:
         return Frame(self, sess, kind="message", message=message)
 
+    def refusal_frame(self, sess: Session, message: str) -> Frame:
+        """A run that will not start (a limit, a bad value, no data): said in the
+        progress line of the action bar and in a toast, so it is seen wherever the
+        visitor is on the page."""
+        toast(message)
+        return Frame(self, sess, kind="message", message=message, refused=True)
+
     # -- runs -----------------------------------------------------------------------
 
     def _specs(self, models: list[str] | str | None, sess: Session) -> list[ModelSpec]:
@@ -189,7 +196,7 @@ class Playground(SetupHandlers, CompareHandlers):
             seed_value = int(seed or 0)
             judge_name = self.judge_choice(judge)
         except (ValueError, TypeError, data.DataError) as exc:
-            yield self.message_frame(sess, str(exc))
+            yield self.refusal_frame(sess, str(exc))
             return
         draw: data.Draw = data.sample
         if focus:
@@ -209,13 +216,13 @@ class Playground(SetupHandlers, CompareHandlers):
                     break
             picked = loading.result()
         except data.DataError as exc:
-            yield self.message_frame(sess, f"{exc} Custom prompts still work without data.")
+            yield self.refusal_frame(sess, f"{exc} Custom prompts still work without data.")
             return
         finally:
             if not loading.done():  # the visitor stopped or left; the thread finishes on its own
                 loading.cancel()
         if not picked.prompts:
-            yield self.message_frame(sess, "No prompts matched: " + " ".join(picked.notes))
+            yield self.refusal_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
         async for frame in self._drive(
             sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name, visitor=request
@@ -243,7 +250,7 @@ class Playground(SetupHandlers, CompareHandlers):
             k = repeats_value(repeats)
             judge_name = self.judge_choice(judge)
         except ValueError as exc:
-            yield self.message_frame(sess, str(exc))
+            yield self.refusal_frame(sess, str(exc))
             return
         async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request):
             yield frame
@@ -264,7 +271,7 @@ class Playground(SetupHandlers, CompareHandlers):
                 n_cells = len(prompts) * len(specs) * max(1, repeats)
                 await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
-                yield self.message_frame(sess, str(exc))
+                yield self.refusal_frame(sess, str(exc))
                 return
         if sess.running:  # a second run in the same tab replaces the first
             sess.cancel_task()

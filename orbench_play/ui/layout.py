@@ -167,10 +167,19 @@ def build_blocks(pg: Playground) -> gr.Blocks:
     with gr.Blocks(title="OR-Bench playground", analytics_enabled=False) as demo:
         state = gr.State(new_session, delete_callback=close_session)
         gr.Markdown(
-            "## OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
-            "see which ones they refuse, and score over-refusal as you go."
+            "# OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
+            "see which ones they refuse, and score over-refusal as you go.",
+            elem_id="page_title",
         )
         banner = gr.Markdown(pg.banner(pg.default_setup.split), elem_id="banner")
+        # The action bar: what you press and what it says, together on the first screen and
+        # sticky while the page scrolls (every refusal of a run lands in `progress`, and in a toast).
+        with gr.Row(equal_height=True, elem_id="action_bar"):
+            run_btn = gr.Button("Run", variant="primary", elem_id="run", scale=0, min_width=110)
+            stop_btn = gr.Button("Stop", variant="stop", elem_id="stop", scale=0, min_width=90)
+            progress = gr.HTML(
+                grid_view.render_progress(None), label="run progress", elem_id="progress", js_on_load=None
+            )
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 models = gr.Dropdown(
@@ -214,9 +223,6 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     info="The offline classifier, OR-Bench's paper judge (needs its API key) or a model as judge.",
                 )  # fmt: skip
                 gen = _generation_settings(pg)
-                with gr.Row():
-                    run_btn = gr.Button("Run", variant="primary", elem_id="run")
-                    stop_btn = gr.Button("Stop", variant="stop", elem_id="stop")
                 with gr.Accordion("Custom prompt", open=False):
                     custom_prompt = gr.Textbox(
                         label="Your prompt", lines=3, max_lines=12, elem_id="custom_prompt",
@@ -228,21 +234,19 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 )
                 page_base = gr.Textbox(visible=False, elem_id="page_base")
             with gr.Column(scale=3, min_width=480):
-                progress = gr.HTML(
-                    grid_view.render_progress(None), label="progress", elem_id="progress", js_on_load=None
-                )
-                grid = gr.HTML(grid_view.render_grid(None), label="grid", elem_id="grid", js_on_load=None)
+                grid = gr.HTML(grid_view.render_grid(None), label="answers grid", elem_id="grid", js_on_load=None)
                 # The live feed: one batch of cell changes per frame, applied to the grid by its script.
                 feed = gr.HTML("", html_template="", label="grid feed", elem_id="grid_feed", js_on_load=_live_grid_js())
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                gr.Markdown("### Session scoreboard")
+                gr.Markdown("## Session scoreboard")
                 scoreboard = gr.HTML(
                     scoreboard_view.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
                 )
             with gr.Column(scale=2):
-                gr.Markdown("### On the paper's axes")
-                plot = gr.HTML(plot_view.render_plot([], pg.paper), label="plot", elem_id="plot", js_on_load=None)
+                gr.Markdown("## On the paper's axes")
+                # Not labelled "plot": Gradio's translations have a "plot" group, and a label is looked up there.
+                plot = gr.HTML(plot_view.render_plot([], pg.paper), label="paper axes", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
         with gr.Row():
             # Disabled, and saying so, until the session has results (`exports.download_update`).
@@ -341,6 +345,22 @@ def build_demo(catalog: Catalog | None = None) -> gr.Blocks:
     return demo
 
 
+def theme() -> gr.themes.Base:
+    """Gradio's default theme with muted text dark enough for WCAG AA (4.5:1 on white):
+    the default's neutral-400 (rgb 187,187,194) is 1.9:1, and it colours every info line,
+    placeholder and our own secondary text (`--body-text-color-subdued`)."""
+    return gr.themes.Default().set(
+        body_text_color_subdued="*neutral_600",
+        input_placeholder_color="*neutral_500",
+        # White on the default orange (primary-500) and red-500 is 3.6:1 and 3.8:1.
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_800",
+        button_primary_border_color="*primary_700",
+        button_cancel_background_fill="#b91c1c",
+        button_cancel_background_fill_hover="#991b1b",
+    )
+
+
 def launch_kwargs() -> dict[str, Any]:
-    """What `launch()` needs besides host/port (Gradio 6 takes CSS at launch)."""
-    return {"css": style.CSS, "max_threads": 64, "footer_links": ["api"]}
+    """What `launch()` needs besides host/port (Gradio 6 takes the theme and CSS at launch)."""
+    return {"css": style.CSS, "theme": theme(), "max_threads": 64, "footer_links": ["api"]}

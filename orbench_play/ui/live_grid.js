@@ -108,6 +108,14 @@ function setFields(el, f) {
     else delete badge.dataset.provisional;
     badge.className = `verdict v-${f.v}${f.ov ? " ovr" : ""}`;
     badge.title = `verdict: ${f.v}${f.s ? ` (source: ${f.s})` : ""}`;
+    badge.disabled = !f.ov;
+    if (f.ov) {
+      badge.setAttribute("aria-haspopup", "true");
+      if (!badge.hasAttribute("aria-expanded")) badge.setAttribute("aria-expanded", "false");
+    } else {
+      badge.removeAttribute("aria-haspopup");
+      badge.removeAttribute("aria-expanded");
+    }
     badge.textContent = f.b;
     let vsrc = el.querySelector(".vsrc");
     if (f.s && !vsrc) {
@@ -155,21 +163,27 @@ function setGroup(el, g) {
   if ("a" in g) stab.dataset.answers = g.a;
 }
 
+// Where a cell's text is scrolled: a live cell follows its end, a finished one shows its
+// start (where refusals are). Only while the visitor has not scrolled it: we remember
+// where we put it, and a body found elsewhere was moved by the visitor and is left alone.
+function placeBody(el) {
+  const body = el && el.querySelector(".body");
+  if (!body || (body.__placedAt !== undefined && body.scrollTop !== body.__placedAt)) return;
+  const live = el.dataset.state === "live" || el.dataset.state === "wait";
+  body.scrollTop = live ? body.scrollHeight : 0;
+  body.__placedAt = body.scrollTop;
+}
+
 function applyChanges(table, m) {
   const cells = cellsOf(table);
-  const bodies = [];
-  for (const entry of m.c || []) {
-    // read before writing: which bodies show their end (they keep following it)
-    const body = cells.get(entry[0])?.querySelector(".body");
-    if (body) bodies.push([body, body.scrollTop + body.clientHeight >= body.scrollHeight - 8]);
-  }
   let complete = true;
   for (const [i, offset, text, replace] of m.c || []) {
     if (!appendText(cells.get(i), offset, text, replace === 1)) complete = false;
   }
   for (const [i, f] of m.u || []) setFields(cells.get(i), f);
   for (const [i, g] of m.g || []) setGroup(cells.get(i), g);
-  for (const [body, follow] of bodies) if (follow) body.scrollTop = body.scrollHeight;
+  const touched = new Set([...(m.c || []), ...(m.u || [])].map((entry) => entry[0]));
+  for (const i of touched) placeBody(cells.get(i));
   if (!complete) resync();
 }
 
@@ -247,17 +261,33 @@ function receive(raw) {
 
 // -- the verdict menu of a final badge ----------------------------------------------
 
-function closeMenus(within) {
-  const root = within || grid();
-  if (root) for (const menu of root.querySelectorAll(".ov-menu")) menu.remove();
+// The badge is a <button> (aria-expanded says whether its menu is open): a click, Enter or
+// Space opens the menu; from the keyboard the focus moves into it, arrows move between
+// the choices, Escape closes it and gives the focus back to the badge.
+
+function badgeOf(menu) {
+  return menu.closest("[data-i]")?.querySelector(".cell-head .verdict");
 }
 
-function openMenu(badge) {
+function closeMenus(within, refocus) {
+  const root = within || grid();
+  if (!root) return;
+  for (const menu of root.querySelectorAll(".ov-menu")) {
+    const badge = badgeOf(menu);
+    menu.remove();
+    if (badge && badge.hasAttribute("aria-expanded")) badge.setAttribute("aria-expanded", "false");
+    if (refocus && badge) badge.focus();
+  }
+}
+
+function openMenu(badge, byKeyboard) {
   const box = badge.closest("[data-i]");
   const head = badge.closest(".cell-head");
   if (!box || !head) return;
   const menu = document.createElement("div");
   menu.className = "ov-menu";
+  menu.setAttribute("role", "group");
+  menu.setAttribute("aria-label", "Set the verdict of this answer");
   const hint = document.createElement("span");
   hint.className = "ov-hint";
   hint.textContent = "Disagree? Set the verdict:";
@@ -265,13 +295,17 @@ function openMenu(badge) {
   for (const [label, text] of LABELS) {
     const button = document.createElement("button");
     button.type = "button";
-    button.className = label === badge.dataset.verdict ? "ov ov-on" : "ov";
+    const on = label === badge.dataset.verdict;
+    button.className = on ? "ov ov-on" : "ov";
+    button.setAttribute("aria-pressed", on ? "true" : "false");
     button.dataset.cell = box.dataset.cell;
     button.dataset.label = label;
     button.textContent = text;
     menu.append(button);
   }
   head.after(menu);
+  badge.setAttribute("aria-expanded", "true");
+  if (byKeyboard) (menu.querySelector("button.ov-on") || menu.querySelector("button.ov")).focus();
 }
 
 function onClick(event) {
@@ -280,20 +314,65 @@ function onClick(event) {
   const button = event.target.closest("button.ov");
   if (button) {
     event.preventDefault();
+    const badge = badgeOf(button.closest(".ov-menu"));
     trigger("override", { cell: button.dataset.cell, label: button.dataset.label });
     closeMenus();
+    if (badge) badge.focus();
     return;
   }
   if (event.target.closest(".ov-menu")) return;
   const badge = event.target.closest(".verdict.ovr");
   const wasOpen = badge && badge.closest("[data-i]")?.querySelector(".ov-menu");
   closeMenus();
-  if (badge && !wasOpen) openMenu(badge);
+  // detail 0: the button was pressed with Enter or Space, not a pointer
+  if (badge && !wasOpen) openMenu(badge, event.detail === 0);
 }
 
-if (scope.__orbenchGridClick) scope.removeEventListener("click", scope.__orbenchGridClick);
-scope.__orbenchGridClick = onClick;
-scope.addEventListener("click", onClick);
+function onKey(event) {
+  const menu = event.target.closest && event.target.closest("#grid .ov-menu");
+  if (!menu) {
+    if (event.key === "Escape" && event.target.closest && event.target.closest("#grid .verdict.ovr")) {
+      closeMenus(event.target.closest("[data-i]"), true);
+    }
+    return;
+  }
+  const choices = [...menu.querySelectorAll("button.ov")];
+  const at = choices.indexOf(event.target);
+  let next = -1;
+  if (event.key === "Escape") {
+    event.preventDefault();
+    closeMenus(menu.closest("[data-i]"), true);
+    return;
+  }
+  if (event.key === "ArrowDown" || event.key === "ArrowRight") next = (at + 1) % choices.length;
+  else if (event.key === "ArrowUp" || event.key === "ArrowLeft") next = (at - 1 + choices.length) % choices.length;
+  else if (event.key === "Home") next = 0;
+  else if (event.key === "End") next = choices.length - 1;
+  if (next >= 0) {
+    event.preventDefault();
+    choices[next].focus();
+  }
+}
+
+function onFocusOut(event) {
+  // the focus left an open menu (Tab past its last choice, a click elsewhere): close it
+  const menu = event.target.closest && event.target.closest("#grid .ov-menu");
+  if (!menu) return;
+  const to = event.relatedTarget;
+  if (to && (menu.contains(to) || to === badgeOf(menu))) return;
+  if (to) closeMenus(menu.closest("[data-i]"));
+}
+
+for (const [name, fn] of [
+  ["click", onClick],
+  ["keydown", onKey],
+  ["focusout", onFocusOut],
+]) {
+  const key = `__orbenchGrid_${name}`;
+  if (scope[key]) scope.removeEventListener(name, scope[key]);
+  scope[key] = fn;
+  scope.addEventListener(name, fn);
+}
 
 // A live run that has gone silent (a dropped connection): ask where things stand.
 if (scope.__orbenchGridWatchdog) clearInterval(scope.__orbenchGridWatchdog);

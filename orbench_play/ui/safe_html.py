@@ -61,6 +61,9 @@ def attr(text: Any) -> str:
     return safe_text(text)
 
 
+JUDGE_FAILED = " (judge failed)"
+"""The end of a `verdict_source` whose LLM judge fell back (`engine.judging.judged_source`)."""
+
 SOURCE_TEXT: dict[str, str] = {
     "provider": "provider signal",
     "phrases": "refusal phrases",
@@ -76,6 +79,8 @@ def source_text(source: str) -> str:
     """A short human label for a `verdict_source`: "classifier", "judge: gpt-4o", "set by you"."""
     if not source:
         return ""
+    if source.endswith(JUDGE_FAILED):  # the offline verdict stood in for a judge that gave none
+        return source_text(source[: -len(JUDGE_FAILED)]) + JUDGE_FAILED
     if source.startswith("llm:"):
         return "judge: " + source[4:]
     return SOURCE_TEXT.get(source, source)

@@ -49,12 +49,20 @@ def _mini_cell(s: ModelScore) -> str:
     )
 
 
+def _mix(a: tuple[int, int, int], b: tuple[int, int, int], t: float) -> str:
+    return "rgb({},{},{})".format(*(round(x + (y - x) * t) for x, y in zip(a, b, strict=True)))
+
+
 def _heat(pct: float | None) -> str:
-    """Background for a refusal percentage: white (0) to red (100)."""
+    """Colours for a refusal percentage: light reds with dark text below 50%, dark reds
+    with white text from 50% on. The jump keeps both texts at WCAG AA contrast (4.5:1):
+    no single text colour reads on the middle of a smooth white-to-red scale."""
     if pct is None:
         return "background:transparent"
-    alpha = 0.08 + 0.72 * max(0.0, min(1.0, pct / 100))
-    return f"background:rgba(220,38,38,{alpha:.2f})"
+    t = max(0.0, min(1.0, pct / 100))
+    if t < 0.5:
+        return f"background:{_mix((255, 245, 245), (240, 150, 150), t / 0.5)};color:#1f2937"
+    return f"background:{_mix((200, 50, 50), (127, 29, 29), (t - 0.5) / 0.5)};color:#fff"
 
 
 def render_scoreboard(
@@ -123,7 +131,7 @@ def render_scoreboard(
         head += '<th title="answers to your own prompts: shown in the grid, never part of a rate">Not scored</th>'
     head += '<th title="answers that failed or were stopped (not scored)">Errors</th>'
     table = (
-        f'<div class="sb-wrap"><table class="sb"><thead><tr><th>Model (variant)</th>{head}</tr></thead>'
+        f'<div class="sb-wrap" tabindex="0" role="region" aria-label="Session scoreboard"><table class="sb"><thead><tr><th>Model (variant)</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
     heat = render_category_heatmap(scores, labels)
@@ -180,7 +188,7 @@ def render_category_heatmap(scores: Sequence[ModelScore], labels: dict[str, str]
             )
     return (
         '<div class="heat-title">Refusal rate by category</div>'
-        f'<div class="heat-wrap"><table class="heat"><colgroup><col class="c-model"><col class="c-split">'
+        f'<div class="heat-wrap" tabindex="0" role="region" aria-label="Refusal rate by category"><table class="heat"><colgroup><col class="c-model"><col class="c-split">'
         f"{'<col>' * len(present)}</colgroup>"
         f"<thead><tr><th>Model</th><th>Split</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"

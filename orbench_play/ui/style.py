@@ -2,6 +2,12 @@
 
 CSS = """
 #grid_feed{display:none!important}
+#action_bar{position:sticky;top:0;z-index:40;background:var(--background-fill-primary);padding:6px 0;margin:0;border-bottom:1px solid var(--border-color-primary);align-items:center;gap:8px;flex-wrap:nowrap}
+#action_bar>button,#action_bar #run,#action_bar #stop{flex:0 0 auto;min-width:90px}
+#action_bar #progress{flex:1 1 auto;min-width:0}
+#progress .progress-box{min-height:2.2em;display:flex;flex-wrap:wrap;align-items:center;gap:2px 8px}
+#progress .progress-box[data-state="refused"] .prog-status{color:#991b1b;font-weight:600}
+#progress .progress-box>div{flex-basis:100%}
 #grid .grid-wrap{overflow:auto;max-height:78vh;overscroll-behavior:contain}
 #grid table.grid{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
 #grid th,#grid td{border:1px solid var(--border-color-primary);vertical-align:top;padding:6px;text-align:left}
@@ -21,19 +27,22 @@ CSS = """
 #grid .msg:empty{display:none}
 #grid .msg-err{color:#b91c1c}#grid .msg-retry{color:#b45309}#grid .msg-stop{color:#6b7280}
 #grid [data-state="stopped"] .resp{color:var(--body-text-color-subdued)}
-.verdict{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e5e7eb;color:#374151;cursor:default}
+.verdict{display:inline-block;font:inherit;font-size:12px;font-weight:600;line-height:1.4;padding:1px 8px;margin:0;border:0;border-radius:10px;background:#e5e7eb;color:#374151;cursor:default}
+.verdict:disabled{opacity:1;color:#374151}
+.verdict:focus-visible,#grid button.ov:focus-visible,#grid .body:focus-visible,#grid .grid-wrap:focus-visible,#plot .paper:focus-visible{outline:2px solid #2563eb;outline-offset:1px}
 .verdict.v-direct_answer{background:#dcfce7;color:#166534}
 .verdict.v-direct_refusal{background:#fee2e2;color:#991b1b}
 .verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
-.verdict.v-error{background:#f3f4f6;color:#6b7280}
-.verdict[data-provisional]{opacity:.7;font-style:italic}
+.verdict.v-error,.verdict.v-error:disabled{background:#f3f4f6;color:#4b5563}
+.verdict[data-provisional]{font-style:italic;box-shadow:inset 0 0 0 1px currentColor}
 #grid .verdict.ovr{cursor:pointer}
 #grid .verdict.ovr::after{content:" ▾"}
 #grid .ov-menu{position:absolute;z-index:3;left:6px;right:6px;margin-top:2px;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary);box-shadow:0 2px 8px rgba(0,0,0,.15)}
 #grid .ov-hint{display:block;font-size:11px;color:var(--body-text-color-subdued)}
 #grid button.ov{font-size:12px;margin:2px;padding:1px 6px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-secondary);cursor:pointer}
 #grid button.ov-on{font-weight:700}
-#grid .vsrc{font-size:10px;color:var(--body-text-color-subdued);margin-left:6px}
+#grid .vsrc{font-size:11px;color:var(--body-text-color-subdued);margin-left:6px}
+#grid .msg-info{color:var(--body-text-color);font-style:italic}#grid .msg-judge{color:#92400e}
 #grid .grid-empty,.sb-empty{color:var(--body-text-color-subdued);padding:12px}
 #progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px;accent-color:#16a34a}
 #progress .progress-box[data-state="stopped"] progress{accent-color:#9ca3af}
@@ -58,6 +67,7 @@ CSS = """
 #scoreboard .heat th.cat span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block;max-height:88px;overflow:hidden;text-overflow:ellipsis}
 #scoreboard .heat .pct,#scoreboard .heat .cnt{display:block;white-space:nowrap}
 #scoreboard .heat .pct{font-weight:600}
+#scoreboard .heat td[style] .pct,#scoreboard .heat td[style] .cnt{color:inherit}
 #scoreboard .heat-title{font-weight:600;margin:6px 0 4px}
 #scoreboard .sb-foot{font-size:12px;color:var(--body-text-color-subdued)}
 #plot svg.orplot{width:100%;max-width:620px;height:auto;font-size:11px}
@@ -70,7 +80,7 @@ CSS = """
 #plot .session-pt .only{stroke-width:2;stroke-dasharray:6 4}
 #plot .session-pt .band{fill-opacity:.12}
 #plot .session-pt .pt-label{font-weight:600}
-#plot .legend{font-size:12px;overflow-wrap:anywhere}#plot .lg.paper{color:#9ca3af}
+#plot .legend{font-size:12px;overflow-wrap:anywhere}#plot .lg.paper{color:#6b7280}
 #plot .lg-item{margin-right:10px}
 #plot .session-pt .leader{stroke-width:1;stroke-opacity:.6}
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}

@@ -13,6 +13,15 @@ from .learned import LinearModel, features
 from .rules import classify_rules
 from .text import normalise
 
+EMPTY_ANSWER = "The model sent an empty answer."
+FILTERED_ANSWER = "The provider's content filter stopped this answer."
+
+
+def provider_explanation(finish_reason: str | None) -> str:
+    """Why the provider layer called an answer a refusal, in the words the README
+    quotes: an empty answer and a filtered one are both refusals, not the same thing."""
+    return FILTERED_ANSWER if finish_reason == "content_filter" else EMPTY_ANSWER
+
 
 def provider_verdict(text: str, finish_reason: str | None) -> Verdict | None:
     """A provider that filtered the answer, or sent nothing, has refused."""
