@@ -161,7 +161,7 @@ def test_link_presets_match_the_page():
 
 # -- handlers -------------------------------------------------------------------------
 
-LOAD_FIELDS = ["models", "split", "categories", "n", "seed", "banner", *GEN_KEYS]
+LOAD_FIELDS = ["models", "split", "categories", "n", "seed", "banner", *GEN_KEYS, "system"]
 
 
 def loaded(playground, **params: str) -> dict:
@@ -220,16 +220,41 @@ def test_on_load_fills_the_split_list_and_the_banner_covers_each_split(playgroun
     assert playground.share_link(["a"], [], [], 1, 0, "/", None).startswith("/?models=a&split=hard-1k,toxic&")
 
 
-def test_share_link_never_carries_a_custom_system_prompt(playground):
+def test_share_link_carries_a_custom_system_prompt_capped_as_in_the_form(playground):
     link = playground.share_link(
-        ["a"], "hard-1k", [], 1, 0, "/", None, "safety", "Be terse. SECRET", "0.7", "", 512, 1, False
+        ["a"], "hard-1k", [], 1, 0, "/", None, "safety", "  Be terse & safe?  ", "0.7", "", 512, 1, False
     )
-    assert link == "/?models=a&split=hard-1k&categories=all&n=1&seed=0&temperature=0.7"
-    assert "SECRET" not in link and "preset" not in link
+    assert (
+        link == "/?models=a&split=hard-1k&categories=all&n=1&seed=0&temperature=0.7&system=Be%20terse%20%26%20safe%3F"
+    )
+    assert "preset" not in link  # the custom prompt wins over the preset, so the preset is not shared
+    out = loaded(playground, **dict(parse_qsl(link[2:])))
+    assert out["system"] == "Be terse & safe?" and out["preset"] == "none" and "⚠" not in out["banner"]
+    # Longer than the form takes: cut in a link made here, refused with a warning in a link made by hand.
+    long = "x" * (query.MAX_SYSTEM_CHARS + 10)
+    made = playground.share_link(["a"], "hard-1k", [], 1, 0, "/", None, "none", long, "", "", 512, 1, False)
+    assert made.endswith("&system=" + "x" * query.MAX_SYSTEM_CHARS)
+    out = loaded(playground, models="a", system=long)
+    assert out["system"] == "" and "Ignored the link&#x27;s system prompt" in out["banner"]
     # Unparseable numbers are left out rather than breaking the link.
     assert playground.share_link(["a"], "hard-1k", [], 1, 0, "/", None, "nope", "", "hot", "nan", 512, 1, None) == (
         "/?models=a&split=hard-1k&categories=all&n=1&seed=0"
     )
+
+
+def test_share_box_says_which_custom_endpoints_were_left_out_and_why(playground):
+    from orbench_play.models import custom_endpoint
+    from orbench_play.ui.session import Session
+
+    sess = Session()
+    spec = custom_endpoint("https://models.example.com/v1", "mine", "sk-secret-key")
+    sess.extra_models[spec.name] = spec
+    box = playground.share_box(["a", spec.name], "hard-1k", [], 1, 0, "/", sess)
+    assert box["value"] == "/?models=a&split=hard-1k&categories=all&n=1&seed=0"
+    assert spec.name in box["info"] and "API keys are never put in links" in box["info"]
+    assert "sk-secret-key" not in str(box) and "models.example.com/v1" not in box["value"]
+    plain = playground.share_box(["a"], "hard-1k", [], 1, 0, "/", sess)
+    assert "Left out" not in plain["info"] and "custom system prompt" in plain["info"]
 
 
 def test_on_load_then_share_link_reproduces_the_link(playground):
@@ -252,9 +277,11 @@ def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
     def ids(components):
         return [getattr(c, "elem_id", None) for c in components]
 
-    share_fns = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "share_link"]
+    share_fns = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "share_box"]
     assert share_fns and all(ids(f.inputs)[7:] == gen_ids for f in share_fns)
     refreshed = {demo.blocks[block].elem_id for f in share_fns for block, event in f.targets if event == "input"}
     assert set(gen_ids) <= refreshed
     (load,) = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
-    assert ids(load.outputs)[6:] == ["system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus"]
+    assert ids(load.outputs)[6:] == [
+        "system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus", "system_custom",
+    ]  # fmt: skip

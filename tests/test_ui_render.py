@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 import re
 from html.parser import HTMLParser
 
@@ -240,7 +241,7 @@ def test_plot_puts_paper_and_session_models_on_the_axes():
     paper = [("Model A", 10.0, 90.0), ("Model B", 50.0, 99.0)]
     tags = parse(plot_view.render_plot(score_results(results), paper))
     assert sum(1 for t, a in tags if t == "circle" and a.get("class") == "paper-pt") == 2
-    groups = {a["data-model"]: i for i, (t, a) in enumerate(tags) if t == "g"}
+    groups = {a["data-model"]: i for i, (t, a) in enumerate(tags) if t == "g" and a.get("class") == "session-pt"}
     assert set(groups) == {"both", "benign-only"}
     assert sum(1 for t, a in tags if t == "line" and a.get("class") == "ebar") == 2  # x and y interval bars
     assert any(t == "line" and a.get("class") == "only" for t, a in tags)  # benign-only: dashed line
@@ -298,7 +299,7 @@ def test_only_hard_1k_goes_on_the_x_axis():
     results = _rates("both", hard=(1, 10), toxic=(9, 10), broad=(9, 10)) + _rates("broad", toxic=(5, 10), broad=(0, 10))
     results += _rates("broad-only", broad=(2, 10))
     tags = parse(plot_view.render_plot(score_results(results)))
-    groups = [a["data-model"] for t, a in tags if t == "g"]
+    groups = [a["data-model"] for t, a in tags if t == "g" and a.get("class") == "session-pt"]
     assert groups == ["both", "broad"]  # 80k only: listed, not drawn
     point = next(a for t, a in tags if t == "circle" and a.get("r") == "6")
     assert float(point["cx"]) == plot_view._x(10.0)  # hard-1k's 10%, not a pool with 80k's 90%
@@ -329,3 +330,26 @@ def test_query_with_bad_values_never_raises():
     assert setup.n == MAX_PER_CATEGORY and setup.seed == 0
     assert len(warnings) == 5
     assert parse_query({"categories": "all"})[0].categories == []
+
+
+def test_plot_shows_every_model_at_a_shared_spot_names_paper_models_on_focus_and_draws_bands_underneath():
+    """Two models that refuse everything sat on one dot; paper names were hover-only;
+    one-axis bands were drawn over the paper's points."""
+    results = _rates("all-refuse-a", (10, 10), (10, 10)) + _rates("all-refuse-b", (10, 10), (10, 10))
+    results += _rates("all-refuse-c", (10, 10), (10, 10)) + _rates("alone", (2, 10), (8, 10))
+    results += _rates("benign-1", hard=(5, 10)) + _rates("benign-2", hard=(5, 10))
+    svg = plot_view.render_plot(score_results(results), [("Paper A", 50.0, 50.0), ("Paper B", 90.0, 95.0)])
+    tags = parse(svg)
+    centres = [(a["cx"], a["cy"]) for t, a in tags if t == "circle" and a.get("r") == "6"]
+    assert len(centres) == 4 and len(set(centres)) == 4  # three at (100, 100), each drawn apart
+    spread = [(float(x), float(y)) for x, y in centres[:3]]
+    for x, y in spread:  # …and all close to the true spot
+        assert math.dist((x, y), (plot_view._x(100), plot_view._y(100))) <= plot_view.NUDGE + 0.1
+    lines = [a["x1"] for t, a in tags if t == "line" and a.get("class") == "only"]
+    assert len(lines) == 2 and lines[0] != lines[1]  # two benign-only lines at 50%: side by side
+    kinds = [a.get("class") for t, a in tags if a.get("class") in ("band", "paper", "session-pt")]
+    assert kinds.index("paper") > max(i for i, k in enumerate(kinds) if k == "band")  # bands first
+    assert kinds.index("session-pt") > max(i for i, k in enumerate(kinds) if k == "paper")
+    papers = [a for t, a in tags if t == "g" and a.get("class") == "paper"]
+    assert len(papers) == 2 and all(a["tabindex"] == "0" and "(paper)" in a["aria-label"] for a in papers)
+    assert '<text class="paper-name"' in svg and ">Paper A</text>" in svg

@@ -48,6 +48,20 @@ def data_notices(splits: str | Sequence[str] | None) -> list[str]:
     return [notice for notice in map(data_notice, names) if notice]
 
 
+def public_limits_text(*, public: bool | None = None) -> str:
+    """The public demo's limits in one sentence, so they are known before they are hit
+    (empty when not in public mode)."""
+    from .. import guards
+
+    if not (guards.public_mode() if public is None else public):
+        return ""
+    limiter = guards.SessionLimiter()
+    return (
+        f"Public demo: at most {limiter.max_cells} cells per run (prompts × models × repeats) and "
+        f"{limiter.runs_per_minute} runs per minute per session. Run it locally for more."
+    )
+
+
 def _paper_points() -> list[tuple[str, float, float]]:
     try:
         from ..scoring import load_paper_results
@@ -126,10 +140,14 @@ class PlaygroundBase:
         return self.catalog.resolve(name)
 
     def banner(self, split: str | Sequence[str] | None, warnings: list[str] | None = None) -> str:
-        """Problems with the models and the chosen splits' data, then the link's warnings."""
+        """Shared-state problems, a public demo's limits, problems with the models and the
+        chosen splits' data, then the link's warnings."""
         from . import shared_state
 
         lines = [f"⚠ {problem}" for problem in shared_state.problems()]
+        limits = public_limits_text()
+        if limits:
+            lines.append(f"ℹ {limits}")
         if self.catalog_error:
             lines.append(f"⚠ Model config problem: {self.catalog_error}")
         lines += [f"⚠ {w}" for w in self.catalog.warnings]

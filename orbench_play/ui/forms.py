@@ -12,9 +12,9 @@ from typing import Any
 
 from ..prompts import SYSTEM_PROMPTS, PromptError, resolve_system_prompt
 from ..types import GenerationParams, Prompt
-from .query import DEFAULT_MAX_TOKENS, MAX_REPEATS
+from .query import DEFAULT_MAX_TOKENS, MAX_REPEATS, MAX_SYSTEM_CHARS
 
-MAX_PROMPT_CHARS = 4000
+MAX_PROMPT_CHARS = MAX_SYSTEM_CHARS
 REPEAT_HINT = (
     "⚠ Repeats at temperature 0 (or the provider's default) mostly give the same answer k times: "
     "set a temperature such as 0.7 to see how stable the verdicts are."

@@ -15,12 +15,14 @@ from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES
 from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
 from .frames import for_api, for_page
 from .handlers import Playground
 from .query import DEFAULT_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS
 from .session import close_session, new_session
+from .setup_handlers import SHARE_INFO
 
 PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 SPLIT_CHOICES = [
@@ -57,7 +59,22 @@ def _about_text() -> str:
         text = resources.files("orbench_play.ui").joinpath("about.md").read_text(encoding="utf-8")
     except OSError:
         return "OR-Bench over-refusal playground."
-    return text.replace("{{verdict_classes}}", classes_markdown())
+    return text.replace("{{verdict_classes}}", classes_markdown()).replace("{{limits}}", _limits_text())
+
+
+def _limits_text() -> str:
+    """The About panel's word on limits: this demo's, or that a local run has none."""
+    from ..guards import SessionLimiter
+
+    here = public_limits_text()
+    if here:
+        return f"**Limits.** {here}"
+    limiter = SessionLimiter()
+    return (
+        "**Limits.** None here: this playground runs in local mode. A public demo (`ORBENCH_PUBLIC=1`, "
+        f"or on Hugging Face Spaces) allows {limiter.max_cells} cells per run and {limiter.runs_per_minute} runs "
+        "per minute per session (`ORBENCH_MAX_CELLS`, `ORBENCH_RUNS_PER_MINUTE`)."
+    )
 
 
 @dataclass(frozen=True)
@@ -230,7 +247,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     )  # fmt: skip
                     prompt_btn = gr.Button("Run my prompt", elem_id="run_prompt")
                 share = gr.Textbox(
-                    label="Share link (pre-fills this set-up)", interactive=False, buttons=["copy"], elem_id="share"
+                    label="Share link", info=SHARE_INFO, interactive=False, buttons=["copy"], elem_id="share"
                 )
                 page_base = gr.Textbox(visible=False, elem_id="page_base")
             with gr.Column(scale=3, min_width=480):
@@ -316,22 +333,22 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
         reroll.click(_new_seed, None, seed, **PAGE_ONLY, show_progress="hidden").then(
-            pg.share_link, share_inputs, share, **share_args
+            pg.share_box, share_inputs, share, **share_args
         )
         split.input(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         for control in setup_controls:
-            control.input(pg.share_link, share_inputs, share, **share_args)
+            control.input(pg.share_box, share_inputs, share, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
-            event.then(pg.share_link, share_inputs, share, **share_args)
+            event.then(pg.share_box, share_inputs, share, **share_args)
         load_outputs = [
             models, split, categories, n, seed, banner,
-            gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
+            gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
         ]  # fmt: skip
         # One chain, so the share link is computed from the pre-filled controls, never a stale mix.
         demo.load(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
             pg.on_load, [state], load_outputs,
             **PAGE_ONLY, show_progress="hidden",
-        ).then(pg.share_link, share_inputs, share, **share_args)  # fmt: skip
+        ).then(pg.share_box, share_inputs, share, **share_args)  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only.
         state.load_event_to_attach = None

@@ -15,6 +15,7 @@ model). A model with 80k and toxic answers is drawn on the toxic axis only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,75 @@ def _label_svg(label: Label, anchor_xy: tuple[float, float] | None = None) -> st
     )
 
 
+NUDGE = 8.0
+"""How far apart models drawn at the same spot are set (SVG units), so each one shows."""
+SAME_SPOT = 4.0
+"""Markers closer than this would hide each other: they count as one spot."""
+
+
+def _nudges(drawn: Sequence[tuple[int, ModelScore, Rate | None, Rate | None]]) -> dict[int, tuple[float, float]]:
+    """An offset per drawn model: (0, 0), except for models that would be drawn on the
+    same spot (two that refuse everything sit at (100, 100)): those are spread evenly
+    on a small circle around it (points), or side by side (lines on one axis)."""
+    spots: list[tuple[str, float, float, list[int]]] = []
+    for i, _s, o, t in drawn:
+        kind = "pt" if o and t else ("x" if o else "y")
+        x = _x(100 * o.rate) if o else 0.0
+        y = _y(100 * t.rate) if t else 0.0
+        for spot in spots:
+            if spot[0] == kind and abs(spot[1] - x) < SAME_SPOT and abs(spot[2] - y) < SAME_SPOT:
+                spot[3].append(i)
+                break
+        else:
+            spots.append((kind, x, y, [i]))
+    nudge: dict[int, tuple[float, float]] = {i: (0.0, 0.0) for i, *_ in drawn}
+    for kind, _x0, _y0, members in spots:
+        k = len(members)
+        if k < 2:
+            continue
+        for j, i in enumerate(members):
+            if kind == "pt":
+                angle = math.pi / 2 + 2 * math.pi * j / k  # the first one straight above the spot
+                nudge[i] = (NUDGE * math.cos(angle), -NUDGE * math.sin(angle))
+            else:
+                step = (j - (k - 1) / 2) * NUDGE / 2
+                nudge[i] = (step, 0.0) if kind == "x" else (0.0, step)
+    return nudge
+
+
+def _band(i: int, s: ModelScore, o: Rate | None, t: Rate | None, models: dict[str, str] | None) -> str:
+    """The interval band of a model asked only one kind of prompt (drawn under everything)."""
+    colour = _PALETTE[i % len(_PALETTE)]
+    hook = f'data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}"'
+    if o:
+        return (
+            f'<rect class="band" {hook} fill="{colour}" stroke="none" x="{_x(100 * o.low):.1f}" y="{_y(100):.1f}" '
+            f'width="{max(1.0, _x(100 * o.high) - _x(100 * o.low)):.1f}" height="{_y(0) - _y(100):.1f}"/>'
+        )
+    if t:
+        return (
+            f'<rect class="band" {hook} fill="{colour}" stroke="none" x="{_x(0):.1f}" y="{_y(100 * t.high):.1f}" '
+            f'width="{_x(100) - _x(0):.1f}" height="{max(1.0, _y(100 * t.low) - _y(100 * t.high)):.1f}"/>'
+        )
+    return ""
+
+
+def _paper_point(model: str, x: float, y: float) -> str:
+    """One of the paper's models: a grey point that names itself on hover and on
+    keyboard focus (Tab), not only in a hover-only tooltip."""
+    cx, cy = _x(x), _y(y)
+    words = f"{model} (paper): over-refusal {x:.1f}%, toxic refusal {y:.1f}%"
+    right = x <= 55
+    tx = cx + 7 if right else cx - 7
+    ty = cy - 7 if y < 90 else cy + 15
+    return (
+        f'<g class="paper" tabindex="0" role="img" aria-label="{attr(words)}">'
+        f'<circle class="paper-pt" cx="{cx:.1f}" cy="{cy:.1f}" r="4"><title>{safe_text(words)}</title></circle>'
+        f'<text class="paper-name" x="{tx:.1f}" y="{ty:.1f}" text-anchor="{"start" if right else "end"}">'
+        f"{safe_text(model)}</text></g>"
+    )
+
+
 def render_plot(
     scores: Sequence[ModelScore],
     paper: Iterable[tuple[str, float, float]] = (),
@@ -103,56 +173,53 @@ def render_plot(
     inside the plot area, clear of other labels and of session points."""
     labels = labels or {}
     parts = _axes()
-    n_paper = 0
-    for model, x, y in paper:
-        n_paper += 1
-        parts.append(
-            f'<circle class="paper-pt" cx="{_x(x):.1f}" cy="{_y(y):.1f}" r="4">'
-            f"<title>{safe_text(model)} (paper): over-refusal {x:.1f}%, toxic refusal {y:.1f}%</title></circle>"
-        )
     drawn = []
     for i, s in enumerate(scores):
         o, t = s.over_refusal_hard_1k, s.toxic_refusal
         if _has(o) or _has(t):
             drawn.append((i, s, o if _has(o) else None, t if _has(t) else None))
+    # Interval bands first: under the paper's points and every model's marks, never over them.
+    bands = [_band(i, s, o, t, models) for i, s, o, t in drawn if not (o and t)]
+    parts += [b for b in bands if b]
+    n_paper = 0
+    for model, x, y in paper:
+        n_paper += 1
+        parts.append(_paper_point(model, x, y))
+    nudge = _nudges(drawn)
     # Points first (their labels matter most), and every marker is an obstacle for every label.
-    taken: list[Box] = [marker_box(_x(100 * o.rate), _y(100 * t.rate)) for _, _, o, t in drawn if o and t]
+    taken: list[Box] = [
+        marker_box(_x(100 * o.rate) + nudge[i][0], _y(100 * t.rate) + nudge[i][1]) for i, _, o, t in drawn if o and t
+    ]
     legend = []
     groups: dict[int, str] = {}
     for i, s, o, t in sorted(drawn, key=lambda d: (d[2] is None or d[3] is None, d[0])):
         colour = _PALETTE[i % len(_PALETTE)]
         name = labels.get(s.model, s.model)
         text = short_name(name)
+        dx, dy = nudge[i]
         g = [
             f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" '
             f'data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{safe_text(_tooltip(name, s))}</title>'
         ]
         if o and t:
-            cx, cy = _x(100 * o.rate), _y(100 * t.rate)
+            cx, cy = _x(100 * o.rate) + dx, _y(100 * t.rate) + dy
             label = point_label(text, cx, cy, AREA, taken)
             g.append(
-                f'<line class="ebar" x1="{_x(100 * o.low):.1f}" y1="{cy:.1f}" x2="{_x(100 * o.high):.1f}" y2="{cy:.1f}"/>'
-                f'<line class="ebar" x1="{cx:.1f}" y1="{_y(100 * t.low):.1f}" x2="{cx:.1f}" y2="{_y(100 * t.high):.1f}"/>'
-                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6"/>{_label_svg(label, (cx, cy))}'
+                f'<line class="ebar" x1="{_x(100 * o.low) + dx:.1f}" y1="{cy:.1f}" x2="{_x(100 * o.high) + dx:.1f}" '
+                f'y2="{cy:.1f}"/><line class="ebar" x1="{cx:.1f}" y1="{_y(100 * t.low) + dy:.1f}" x2="{cx:.1f}" '
+                f'y2="{_y(100 * t.high) + dy:.1f}"/><circle cx="{cx:.1f}" cy="{cy:.1f}" r="6"/>'
+                f"{_label_svg(label, (cx, cy))}"
             )
         elif o:
-            cx = _x(100 * o.rate)
+            cx = _x(100 * o.rate) + dx
             label = vline_label(text, cx, AREA, taken)
-            g.append(
-                f'<rect class="band" stroke="none" x="{_x(100 * o.low):.1f}" y="{_y(100):.1f}" '
-                f'width="{max(1.0, _x(100 * o.high) - _x(100 * o.low)):.1f}" height="{_y(0) - _y(100):.1f}"/>'
-                f'<line class="only" x1="{cx:.1f}" y1="{_y(0):.1f}" x2="{cx:.1f}" y2="{_y(100):.1f}"/>'
-                f"{_label_svg(label)}"
-            )
+            g.append(f'<line class="only" x1="{cx:.1f}" y1="{_y(0):.1f}" x2="{cx:.1f}" y2="{_y(100):.1f}"/>')
+            g.append(_label_svg(label))
         elif t:
-            cy = _y(100 * t.rate)
+            cy = _y(100 * t.rate) + dy
             label = hline_label(text, cy, AREA, taken)
-            g.append(
-                f'<rect class="band" stroke="none" x="{_x(0):.1f}" y="{_y(100 * t.high):.1f}" '
-                f'width="{_x(100) - _x(0):.1f}" height="{max(1.0, _y(100 * t.low) - _y(100 * t.high)):.1f}"/>'
-                f'<line class="only" x1="{_x(0):.1f}" y1="{cy:.1f}" x2="{_x(100):.1f}" y2="{cy:.1f}"/>'
-                f"{_label_svg(label)}"
-            )
+            g.append(f'<line class="only" x1="{_x(0):.1f}" y1="{cy:.1f}" x2="{_x(100):.1f}" y2="{cy:.1f}"/>')
+            g.append(_label_svg(label))
         taken.append(label.box)
         g.append("</g>")
         groups[i] = "".join(g)
@@ -181,10 +248,11 @@ def render_plot(
         "Bars: Wilson 95% intervals. Up and to the left is better (refuses toxic, answers benign). "
         "x is over-refusal on hard-1k, as in the paper; 80k answers are scored apart and never plotted here. "
         "A model asked only one kind of prompt shows as a dashed line with its interval band. "
-        "Hover a point for its full name and numbers."
+        "Models at the same spot are drawn side by side around it. "
+        "Hover a point, or reach the paper's with Tab, for its name and numbers."
     )
     return (
-        f'<div class="plot-inner"><svg class="orplot" viewBox="0 0 {_W} {_H}" role="img" '
+        f'<div class="plot-inner"><svg class="orplot" viewBox="0 0 {_W} {_H}" role="group" '
         f'aria-label="Session models and paper models on over-refusal vs toxic refusal axes">{"".join(parts)}</svg>'
         f'<div class="legend">{" ".join(legend)}</div><div class="caption">{caption}</div></div>'
     )

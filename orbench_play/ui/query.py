@@ -6,9 +6,11 @@ still open as that one split.
 
 After the contract's five keys come the optional generation settings, each only
 when it differs from its default (so a default set-up gives exactly the
-contract form): `preset` (a `SYSTEM_PROMPTS` key; custom system prompt text is
-never put in a link), `temperature`, `top_p`, `max_tokens`, `repeats`, and
-`focus=1`.
+contract form): `preset` (a `SYSTEM_PROMPTS` key), `temperature`, `top_p`,
+`max_tokens`, `repeats`, `focus=1`, and `system` (a custom system prompt's
+text, which wins over the preset; at most `MAX_SYSTEM_CHARS` characters, as in
+the form). Custom endpoints are never in a link: their key stays in the
+visitor's session (the page says so under the link).
 
 `parse_query` never raises: a bad value falls back to the default with a warning
 the page shows, because a shared link with a typo should still open.
@@ -34,6 +36,8 @@ MAX_REPEATS = 5
 MAX_TEMPERATURE = 2.0
 MIN_TOP_P = 0.01
 """top_p must be above 0; a link's top_p <= 0 is clamped up to this."""
+MAX_SYSTEM_CHARS = 4000
+"""The longest custom system prompt, in the form and in a link (`forms.MAX_PROMPT_CHARS`)."""
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -55,6 +59,8 @@ class Setup:
     max_tokens: int = DEFAULT_MAX_TOKENS
     repeats: int = 1
     focus: bool = False
+    system: str = ""
+    """A custom system prompt (empty: the preset's)."""
 
     def __post_init__(self) -> None:
         self.split = split_names(self.split)
@@ -179,17 +185,26 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
             setup.focus = flag in _TRUE
         else:
             warnings.append(f"Ignored focus={params['focus']!r} in the link: use focus=1 or focus=0.")
+    if "system" in params:
+        text = str(params["system"]).strip()
+        if len(text) > MAX_SYSTEM_CHARS:
+            warnings.append(
+                f"Ignored the link's system prompt: it has {len(text):,} characters, the limit is {MAX_SYSTEM_CHARS:,}."
+            )
+        else:
+            setup.system = text
     return setup, warnings
 
 
 def to_query(
     models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
-    max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False, system: str = "",
 ) -> str:  # fmt: skip
     """The shareable query string (starting with `?`): the contract's keys in its
-    order, then each generation setting that differs from its default. Pass
-    `preset=None` when a custom system prompt is set (its text is never shared);
+    order, then each generation setting that differs from its default. A custom
+    `system` prompt (which wins over the preset, so pass `preset=None` with it)
+    goes last, cut to MAX_SYSTEM_CHARS as the form would refuse more;
     None/NaN temperature or top_p means the provider's default."""
     safe = "/@:._-~"
     cats = list(categories or [])
@@ -211,4 +226,7 @@ def to_query(
         parts.append(f"repeats={int(repeats)}")
     if focus:
         parts.append("focus=1")
+    text = (system or "").strip()
+    if text:
+        parts.append("system=" + quote(text[:MAX_SYSTEM_CHARS], safe=""))
     return "?" + "&".join(parts)

@@ -15,6 +15,11 @@ from .base import PlaygroundBase
 from .query import MAX_MODELS, number_text, parse_query, to_query
 from .session import Session
 
+SHARE_INFO = (
+    "Pre-fills models, splits, categories, size, seed and the generation settings (a custom system prompt "
+    "too) for whoever opens it. Custom endpoints and API keys are never in links."
+)
+
 
 class SetupHandlers(PlaygroundBase):
     def on_load(self, sess: Session, request: gr.Request) -> tuple:
@@ -35,6 +40,7 @@ class SetupHandlers(PlaygroundBase):
             setup.max_tokens,
             setup.repeats,
             setup.focus,
+            setup.system,
         )
 
     def share_link(
@@ -42,13 +48,11 @@ class SetupHandlers(PlaygroundBase):
         preset: str | None = None, custom_system: str | None = None, temperature: Any = None, top_p: Any = None,
         max_tokens: Any = None, repeats: Any = None, focus: bool | None = None,
     ) -> str:  # fmt: skip
-        """The page's set-up as a link. A custom system prompt is never shared (its
-        preset is left out); a temperature/top_p that is not a number is left out."""
-        names = [
-            m
-            for m in (models or [])
-            if not (isinstance(sess, Session) and m in sess.extra_models and sess.extra_models[m].api_base)
-        ]
+        """The page's set-up as a link. A custom system prompt goes in as text (its
+        preset is then left out), capped as in the form; a custom endpoint never goes
+        in (`left_out` names them); a temperature/top_p that is not a number is left out."""
+        left = set(self.left_out(models, sess))
+        names = [m for m in (models or []) if m not in left]
 
         def number(value: Any) -> float | None:
             try:
@@ -56,17 +60,39 @@ class SetupHandlers(PlaygroundBase):
             except (TypeError, ValueError):
                 return None
 
-        shared_preset = None if (custom_system or "").strip() else (preset or "none")
+        system = (custom_system or "").strip()
+        shared_preset = None if system else (preset or "none")
         try:
             return (base or "/") + to_query(
                 names, split or list(DEFAULT_SPLITS), categories or [], int(n or 1), int(seed or 0),
                 preset=shared_preset if shared_preset in SYSTEM_PROMPTS else None,
                 temperature=number(temperature), top_p=number(top_p),
                 max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
-                repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus),
+                repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus), system=system,
             )  # fmt: skip
         except (TypeError, ValueError, OverflowError):
             return base or "/"
+
+    @staticmethod
+    def left_out(models, sess: Session | None) -> list[str]:
+        """The chosen models a link cannot carry: the visitor's custom endpoints."""
+        extra = sess.extra_models if isinstance(sess, Session) else {}
+        return [m for m in (models or []) if m in extra and extra[m].api_base]
+
+    def share_box(self, models, split, categories, n, seed, base, sess: Session, *settings: Any) -> dict[str, Any]:
+        """The page's share box: the link (`share_link`), and under it what the link
+        carries and what it leaves out, and why."""
+        link = self.share_link(models, split, categories, n, seed, base, sess, *settings)
+        left = self.left_out(models, sess)
+        if left:
+            names = ", ".join(left)
+            info = (
+                f"Left out: {names} (custom endpoint{'s' if len(left) > 1 else ''}). API keys are never put in "
+                "links, so whoever opens it must add the endpoint again under Add a model."
+            )
+        else:
+            info = SHARE_INFO
+        return gr.update(value=link, info=info)
 
     def add_model_string(self, text: str, models, sess: Session) -> tuple:
         name = (text or "").strip()

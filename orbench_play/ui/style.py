@@ -29,7 +29,7 @@ CSS = """
 #grid [data-state="stopped"] .resp{color:var(--body-text-color-subdued)}
 .verdict{display:inline-block;font:inherit;font-size:12px;font-weight:600;line-height:1.4;padding:1px 8px;margin:0;border:0;border-radius:10px;background:#e5e7eb;color:#374151;cursor:default}
 .verdict:disabled{opacity:1;color:#374151}
-.verdict:focus-visible,#grid button.ov:focus-visible,#grid .body:focus-visible,#grid .grid-wrap:focus-visible,#plot .paper:focus-visible{outline:2px solid #2563eb;outline-offset:1px}
+.verdict:focus-visible,#grid button.ov:focus-visible,#grid .body:focus-visible,#grid .grid-wrap:focus-visible{outline:2px solid #2563eb;outline-offset:1px}
 .verdict.v-direct_answer{background:#dcfce7;color:#166534}
 .verdict.v-direct_refusal{background:#fee2e2;color:#991b1b}
 .verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
@@ -78,7 +78,10 @@ CSS = """
 #plot .session-pt circle{stroke:#fff;stroke-width:1.5}
 #plot .session-pt .ebar{stroke-width:2}
 #plot .session-pt .only{stroke-width:2;stroke-dasharray:6 4}
-#plot .session-pt .band{fill-opacity:.12}
+#plot .band{fill-opacity:.12}
+#plot .paper .paper-name{visibility:hidden;fill:var(--body-text-color);font-size:11px;paint-order:stroke;stroke:var(--background-fill-primary);stroke-width:3px}
+#plot .paper:hover .paper-name,#plot .paper:focus .paper-name{visibility:visible}
+#plot .paper:focus{outline:none}#plot .paper:focus .paper-pt{stroke:#1d4ed8;stroke-width:2;fill-opacity:1}
 #plot .session-pt .pt-label{font-weight:600}
 #plot .legend{font-size:12px;overflow-wrap:anywhere}#plot .lg.paper{color:#6b7280}
 #plot .lg-item{margin-right:10px}
