@@ -14,6 +14,7 @@ from ..models import Catalog, CatalogError, load_catalog
 from ..types import ModelSpec
 from . import safe_html
 from .query import Setup
+from .resume import SessionRegistry
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ class PlaygroundBase:
                     if spec is not None:
                         catalog.entries[spec.name] = spec
         self.catalog = catalog
+        self.sessions = SessionRegistry()
+        """Live page sessions by the id each page keeps in its browser (a reload finds its own)."""
         self.paper = _paper_points()
         self.judge = os.environ.get("ORBENCH_JUDGE") or "keyword"
         try:

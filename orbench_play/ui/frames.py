@@ -64,6 +64,8 @@ class Frame:
     the API gets them at the end)."""
     heartbeat: bool = False
     """A quiet moment of a live run: the page's feed still hears from it."""
+    snapshot: bool = False
+    """The page gets the whole run at once (a reloaded page adopting the session)."""
     refused: bool = False
     """A message saying why a run did not start (shown as such in the progress line)."""
     notes: list[str] = field(default_factory=list)
@@ -92,7 +94,9 @@ class Frame:
             pace.sent_progress(progress, now)
             return (progress, *(_skip() for _ in range(7)), sess)
         grid = feed = _skip()
-        if self.start and sess.run is not None:
+        if self.snapshot and sess.run is not None:
+            feed = sess.feed.snapshot(sess.run, sess.overrides) or _skip()
+        elif self.start and sess.run is not None:
             grid, feed = sess.feed.start(sess.run, sess.overrides)
             pace = sess.feed.pacing
         else:
@@ -106,7 +110,7 @@ class Frame:
         csv_path, jsonl_path, choices = self._final_extras() if self.final else (_skip(), _skip(), _skip())
         if self.kind == "override":
             return (feed, board, plot, csv_path, jsonl_path, choices, sess)
-        if self.final or self.start or pace.progress_due(progress, now):
+        if self.final or self.start or self.snapshot or pace.progress_due(progress, now):
             pace.sent_progress(progress, now)
         else:
             progress = _skip()

@@ -40,12 +40,13 @@ from . import plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, download_update
 from .forms import custom_prompt, generation_params, repeats_value
-from .frames import Frame, toast
+from .frames import PAGE_OUTPUTS, Frame, toast
 from .query import (
     MAX_MODELS,
     MAX_PER_CATEGORY,
 )
-from .session import Session
+from .resume import ELSEWHERE, EXPIRED, RESTORED
+from .session import RunView, Session
 from .setup_handlers import SetupHandlers
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,12 @@ MAX_RUN_CONCURRENCY = 256
 """Requests one run may have in flight across all its models."""
 IDLE_FRAME_S = 1.0
 """With no news, the progress line (elapsed time) is still refreshed this often."""
+
+ORPHANED_RUN_S = 15.0
+"""A run whose page went away is stopped after this long unless a reload adopts it."""
+DETACH_WAIT_S = 3.0
+"""On a reload, how long the new page waits for the old one's unload before deciding
+that another open tab shows the session."""
 
 LOADING_POLL_S = 0.5
 """How often the "loading the data" line refreshes while a split streams from the Hub."""
@@ -75,6 +82,20 @@ def run_concurrency(specs: list[ModelSpec]) -> int:
     (max_parallel_requests, default 8), up to a ceiling for the process. A fixed
     cap below the sum made 6 models of 20 prompts stream in waves."""
     return max(16, min(MAX_RUN_CONCURRENCY, sum(s.max_concurrency for s in specs)))
+
+
+def _hand_over(sess: Session, run: RunView, task: asyncio.Task) -> None:
+    """A run whose page went away keeps its engine task; the session closes the run
+    when the task ends (a page that adopts the session follows it meanwhile)."""
+
+    def finished(_: asyncio.Task) -> None:
+        if sess.task is task:
+            sess.task = None
+        if sess.run is run:
+            sess.finish_run()
+
+    sess.task = task
+    task.add_done_callback(finished)
 
 
 class Playground(SetupHandlers, CompareHandlers):
@@ -310,6 +331,7 @@ class Playground(SetupHandlers, CompareHandlers):
 
         task: asyncio.Task | None = None
         failure = None
+        viewer = sess.viewer  # a reloaded page that adopts the session takes the frames over (`resume`)
         try:
             # The skeleton leaves before the engine starts: its start-up work can hold the event loop.
             yield Frame(self, sess, start=True)
@@ -327,10 +349,18 @@ class Playground(SetupHandlers, CompareHandlers):
                         continue
                     changed.clear()
                     framed_at = now
-                    yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
+                    if sess.viewer == viewer:
+                        yield Frame(self, sess, heartbeat=quiet)  # scoreboard, plot, progress: paced by the frame
                 if not task.cancelled() and task.exception() is not None:
                     failure = f"The run failed: {task.exception()!r}"
                     log.error("run failed", exc_info=task.exception())
+        except (GeneratorExit, asyncio.CancelledError):
+            # Gradio closed this handler: its page went away (Stop never does that). The run goes
+            # on for a reload to adopt; `detach` stops it if no page does within ORPHANED_RUN_S.
+            if task is not None and not task.done() and sess.run is run:
+                _hand_over(sess, run, task)
+                task = None
+            raise
         finally:
             if task is not None and not task.done():
                 task.cancel()
@@ -338,11 +368,12 @@ class Playground(SetupHandlers, CompareHandlers):
                     await task
             if task is not None and sess.task is task:
                 sess.task = None
-            if sess.run is run:
+            if sess.run is run and task is not None:
                 sess.finish_run()
         notes = [failure] if failure else []
         notes += shared_state.problems()  # e.g. Redis lost mid-run: said under the grid too
-        yield Frame(self, sess, final=True, notes=notes)
+        if sess.viewer == viewer:
+            yield Frame(self, sess, final=True, notes=notes)
 
     async def stop(self, sess: Session) -> Frame:
         """Stop the visitor's run: cancel in-flight cells, keep finished ones.
@@ -357,6 +388,71 @@ class Playground(SetupHandlers, CompareHandlers):
         if sess.run is not None and not sess.run.finished:
             sess.finish_run(stopped=True)
         return Frame(self, sess, final=True)
+
+    # -- a reload ---------------------------------------------------------------------
+
+    async def restore(self, sess: Session, stored: Any, request: gr.Request) -> tuple[Session, str, str]:
+        """Page load: adopt the session whose id this browser kept, when the server still
+        holds it and no other open tab shows it (see `resume`). Returns this tab's
+        session, the id for the browser to keep, and what to tell the visitor."""
+        sess = sess if isinstance(sess, Session) else Session()
+        tab = str(getattr(request, "session_hash", "") or "")
+        notice = ""
+        found = self.sessions.find(stored)
+        if found is not None and found is not sess:
+            # A reload: the old page's unload arrives within moments; another open tab's never does.
+            if await self.sessions.wait_released(found, tab, DETACH_WAIT_S):
+                found.owners += 1
+                found.viewer += 1
+                self.sessions.attach(found, tab)
+                return found, found.sid, RESTORED
+            notice = ELSEWHERE
+        elif isinstance(stored, str) and stored and found is None:
+            notice = EXPIRED
+        self.sessions.attach(sess, tab)
+        return sess, sess.sid, notice
+
+    async def detach(self, request: gr.Request) -> None:
+        """Gradio's unload (the tab closed or reloaded): its session may be adopted again.
+        A run still streaming is stopped unless a page adopts the session within
+        ORPHANED_RUN_S (a reload does in a moment; a closed tab never does)."""
+        sess = self.sessions.detach(str(getattr(request, "session_hash", "") or ""))
+        if sess is None or not sess.running:
+            return
+        viewer = sess.viewer
+
+        def stop_if_unadopted() -> None:
+            if sess.viewer == viewer and not sess.tab and sess.running:
+                sess.cancel_task()
+                sess.finish_run(stopped=True)
+
+        asyncio.get_running_loop().call_later(ORPHANED_RUN_S, stop_if_unadopted)
+
+    async def resume(self, sess: Session, notice: str) -> AsyncIterator[Any]:
+        """After `restore`: show the session as it is (the grid as a snapshot, the scoreboard,
+        plot and downloads), follow a run that is still streaming to its end, and say what
+        happened (restored, or why this is a new session)."""
+        sess = sess if isinstance(sess, Session) else Session()
+        run = sess.run
+        if run is None:
+            if notice:
+                toast(notice, level="info")
+                yield self.message_frame(sess, notice)
+            else:
+                yield (*(gr.skip() for _ in range(len(PAGE_OUTPUTS) - 1)), sess)
+            return
+        viewer, live = sess.viewer, not run.finished
+        notes = [notice] if notice else []
+        yield Frame(self, sess, snapshot=True, final=not live, notes=notes)
+        beat_at = time.monotonic()
+        while live and sess.run is run and not run.finished and sess.viewer == viewer:
+            await asyncio.sleep(RENDER_INTERVAL_S)
+            now = time.monotonic()
+            beat = now - beat_at >= IDLE_FRAME_S
+            beat_at = now if beat else beat_at
+            yield Frame(self, sess, heartbeat=beat, notes=notes)
+        if live and sess.run is run and run.finished and sess.viewer == viewer:
+            yield Frame(self, sess, final=True, notes=notes)
 
     # -- overrides ------------------------------------------------------------------
 

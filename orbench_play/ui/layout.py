@@ -32,6 +32,9 @@ SPLIT_CHOICES = [
 ]
 
 _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
+SESSION_ID_SCRAMBLE = "orbench-play-session-id"
+"""Fixed, so an id stored before a restart can still be read (and reported as ended):
+Gradio encrypts a BrowserState in the browser, with a key it sends to the page."""
 
 PAGE_ONLY: dict[str, Any] = {"api_visibility": "private"}
 """An event of the page's own: not in the API docs and not callable by Gradio's
@@ -183,6 +186,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
     """The page: controls, live grid, scoreboard and plot, wired to `pg`'s handlers."""
     with gr.Blocks(title="OR-Bench playground", analytics_enabled=False) as demo:
         state = gr.State(new_session, delete_callback=close_session)
+        # The session's id in this browser (localStorage), so a reload finds the session again.
+        # Not a secret kept from the visitor: it names their own session, on their own machine.
+        session_id = gr.BrowserState("", storage_key="orbench-play-session", secret=SESSION_ID_SCRAMBLE)
+        resume_note = gr.State("")
         gr.Markdown(
             "# OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
             "see which ones they refuse, and score over-refusal as you go.",
@@ -316,7 +323,6 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
             event.then(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
-        demo.load(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         # The API (gradio_client): the same handlers on endpoints of their own, with the
         # whole result at the end (grid HTML, scoreboard, plot, files, results_json).
         api_outputs = [progress, grid, scoreboard, plot, *files, results_json, override_cell, state]
@@ -344,15 +350,21 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
         ]  # fmt: skip
-        # One chain, so the share link is computed from the pre-filled controls, never a stale mix.
-        demo.load(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
-            pg.on_load, [state], load_outputs,
-            **PAGE_ONLY, show_progress="hidden",
-        ).then(pg.share_box, share_inputs, share, **share_args)  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
-        # endpoint named after the factory (`/new_session`): the same load event, page-only.
+        # endpoint named after the factory (`/new_session`): the same load event, page-only,
+        # first in the page's one load chain. Then the session this browser had before a
+        # reload, when the server still holds it (`resume`); then the link's set-up, and the
+        # share link computed from the pre-filled controls, never a stale mix; then the
+        # adopted session's run, scoreboard and downloads.
         state.load_event_to_attach = None
-        demo.load(new_session, None, state, **PAGE_ONLY)
+        demo.load(new_session, None, state, **PAGE_ONLY).then(
+            pg.restore, [state, session_id], [state, session_id, resume_note], **PAGE_ONLY, show_progress="hidden"
+        ).then(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
+            pg.on_load, [state], load_outputs, **PAGE_ONLY, show_progress="hidden",
+        ).then(pg.share_box, share_inputs, share, **share_args).then(
+            for_page(pg.resume), [state, resume_note], page_outputs, api_name="page_resume", **page_args
+        ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")  # fmt: skip
+        demo.unload(pg.detach)
     return demo
 
 

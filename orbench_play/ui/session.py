@@ -11,6 +11,7 @@ O(1) per event, so a frame costs what changed, not the size of the grid.
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -62,6 +63,17 @@ class Session:
     """This visitor's public-mode run limits (a guards.SessionLimiter), made on first use."""
     files: SessionFiles = field(default_factory=SessionFiles)
     """Whole long answers (spooled to disk) and the current download files."""
+    sid: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    """This session's id, kept in the visitor's browser so a reload finds it again (`resume`)."""
+    tab: str = ""
+    """The Gradio session (page load) showing this session now; empty when none does."""
+    viewer: int = 0
+    """Bumped when another page load takes over showing this session: a run's handler
+    started for the previous page then stops sending it frames (`handlers._drive`)."""
+    owners: int = 1
+    """Gradio states holding this session (a reload adds one); it closes when the last lets go."""
+    closed: bool = False
+    """Its files are gone and it takes no more work (see `close`)."""
 
     # -- runs -----------------------------------------------------------------------
 
@@ -240,6 +252,7 @@ class Session:
 
     def close(self) -> None:
         """Called when Gradio drops the visitor's state: stop work, remove files."""
+        self.closed = True
         self.cancel_task()
         self.files.close()
 
@@ -250,5 +263,9 @@ def new_session() -> Session:
 
 
 def close_session(session: Any) -> None:
+    """The `gr.State` delete callback: a session adopted by a reloaded page is held by
+    two Gradio states, and closes only when the last of them ends."""
     if isinstance(session, Session):
-        session.close()
+        session.owners -= 1
+        if session.owners <= 0:
+            session.close()
