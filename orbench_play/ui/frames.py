@@ -18,6 +18,7 @@ the API's outputs, which is what code calling the handlers directly expects.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -192,12 +193,13 @@ def _wrap(handler: Callable, convert: Callable[[Frame], tuple | None], *, close_
         async def frames(*args, **kwargs):
             _stamp(args)
             last = None
-            async for frame in handler(*args, **kwargs):
-                out = convert(frame) if isinstance(frame, Frame) else frame
-                if out is None:  # nothing new for this caller
-                    continue
-                last = out
-                yield last
+            async with contextlib.aclosing(handler(*args, **kwargs)) as handled:  # closed with this one
+                async for frame in handled:
+                    out = convert(frame) if isinstance(frame, Frame) else frame
+                    if out is None:  # nothing new for this caller
+                        continue
+                    last = out
+                    yield last
             if close_with_skips and isinstance(last, tuple) and len(last) > 1:
                 # Outputs given as a value in the last frame (files, the override menu) are
                 # repeated: Gradio's closing message would otherwise leave a download button

@@ -25,7 +25,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import gradio as gr
@@ -245,10 +245,13 @@ class Playground(SetupHandlers, CompareHandlers):
         if not picked.prompts:
             yield self.refusal_frame(sess, "No prompts matched: " + " ".join(picked.notes))
             return
-        async for frame in self._drive(
+        # aclosing: when Gradio closes this handler (its page went away), `_drive` hears it at once.
+        drive = self._drive(
             sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name, visitor=request
-        ):
-            yield frame
+        )
+        async with contextlib.aclosing(drive) as frames:
+            async for frame in frames:
+                yield frame
 
     async def run_prompt(
         self, prompt, models, max_tokens, sess: Session,
@@ -273,14 +276,17 @@ class Playground(SetupHandlers, CompareHandlers):
         except ValueError as exc:
             yield self.refusal_frame(sess, str(exc))
             return
-        async for frame in self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request):
-            yield frame
+        async with contextlib.aclosing(
+            self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request)
+        ) as frames:
+            async for frame in frames:
+                yield frame
 
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
         params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
         visitor: gr.Request | None = None,
-    ) -> AsyncIterator[Frame]:  # fmt: skip
+    ) -> AsyncGenerator[Frame, None]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings). `visitor`: the request,
         whose address the run limits count by when they are shared (Redis)."""
@@ -332,6 +338,7 @@ class Playground(SetupHandlers, CompareHandlers):
         task: asyncio.Task | None = None
         failure = None
         viewer = sess.viewer  # a reloaded page that adopts the session takes the frames over (`resume`)
+        handed_over = False
         try:
             # The skeleton leaves before the engine starts: its start-up work can hold the event loop.
             yield Frame(self, sess, start=True)
@@ -359,17 +366,18 @@ class Playground(SetupHandlers, CompareHandlers):
             # on for a reload to adopt; `detach` stops it if no page does within ORPHANED_RUN_S.
             if task is not None and not task.done() and sess.run is run:
                 _hand_over(sess, run, task)
-                task = None
+                handed_over = True
             raise
         finally:
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-            if task is not None and sess.task is task:
-                sess.task = None
-            if sess.run is run and task is not None:
-                sess.finish_run()
+            if not handed_over:
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+                if task is not None and sess.task is task:
+                    sess.task = None
+                if sess.run is run:
+                    sess.finish_run()
         notes = [failure] if failure else []
         notes += shared_state.problems()  # e.g. Redis lost mid-run: said under the grid too
         if sess.viewer == viewer:
