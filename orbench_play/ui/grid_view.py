@@ -271,7 +271,7 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *,
     k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
     width = PROMPT_COL_PX + MODEL_COL_PX * len(run.model_labels)
     return (
-        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px">'
+        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px;--models:{len(run.model_labels)}">'
         f'<colgroup><col class="prompt-col" style="width:{PROMPT_COL_PX}px">'
         f"{'<col>' * len(run.model_labels)}</colgroup>"
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'

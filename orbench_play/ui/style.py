@@ -2,9 +2,12 @@
 
 CSS = """
 #grid_feed{display:none!important}
-#action_bar{position:sticky;top:0;z-index:40;background:var(--background-fill-primary);padding:6px 0;margin:0;border-bottom:1px solid var(--border-color-primary);align-items:center;gap:8px;flex-wrap:nowrap}
+/* Gradio clips its container with overflow:hidden, which makes it a scroll container that never
+   scrolls, so nothing inside can stick; clip cuts the same overflow without that. */
+.gradio-container{overflow:clip!important}
+#action_bar{position:sticky;top:0;z-index:40;background:var(--background-fill-primary);padding:6px 0;margin:0;border-bottom:1px solid var(--border-color-primary);align-items:center;gap:8px;flex-wrap:wrap}
 #action_bar>button,#action_bar #run,#action_bar #stop{flex:0 0 auto;min-width:90px}
-#action_bar #progress{flex:1 1 auto;min-width:0}
+#action_bar #progress{flex:1 1 260px;min-width:0}
 #progress .progress-box{min-height:2.2em;display:flex;flex-wrap:wrap;align-items:center;gap:2px 8px}
 #progress .progress-box[data-state="refused"] .prog-status{color:#991b1b;font-weight:600}
 #progress .progress-box>div{flex-basis:100%}
@@ -14,7 +17,7 @@ CSS = """
 #grid thead th{position:sticky;top:0;background:var(--background-fill-secondary);z-index:2;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 #grid th.prompt{font-weight:normal;background:var(--background-fill-secondary)}
 #grid .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
-#grid .rid{font-size:11px;color:var(--body-text-color-subdued)}
+#grid .rid{font-size:11px;color:var(--body-text-color-subdued);white-space:nowrap}
 #grid .ptext,#grid .resp,#grid .msg{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate}
 #grid .ptext{max-height:13em;overflow-y:auto}
 #grid td.cell{position:relative}
@@ -53,7 +56,7 @@ CSS = """
 #scoreboard .scoreboard-inner{max-width:100%}
 #scoreboard .sb-wrap,#scoreboard .heat-wrap{overflow-x:auto;max-width:100%}
 #scoreboard table{border-collapse:collapse;font-size:13px;margin-bottom:8px}
-#scoreboard th,#scoreboard td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;overflow-wrap:anywhere}
+#scoreboard th,#scoreboard td{border:1px solid var(--border-color-primary);padding:4px 8px;text-align:left;overflow-wrap:break-word}
 #scoreboard .ci,#scoreboard .cnt{font-size:11px;color:var(--body-text-color-subdued)}
 #scoreboard .basis{display:inline-block;font-size:11px;padding:0 5px;border-radius:6px;background:#e0e7ff;color:#3730a3}
 #scoreboard table.heat{table-layout:fixed;width:100%;min-width:600px;font-size:12px}
@@ -83,7 +86,7 @@ CSS = """
 #plot .paper:hover .paper-name,#plot .paper:focus .paper-name{visibility:visible}
 #plot .paper:focus{outline:none}#plot .paper:focus .paper-pt{stroke:#1d4ed8;stroke-width:2;fill-opacity:1}
 #plot .session-pt .pt-label{font-weight:600}
-#plot .legend{font-size:12px;overflow-wrap:anywhere}#plot .lg.paper{color:#6b7280}
+#plot .legend{font-size:12px;overflow-wrap:break-word}#plot .lg.paper{color:#6b7280}
 #plot .lg-item{margin-right:10px}
 #plot .session-pt .leader{stroke-width:1;stroke-opacity:.6}
 #plot .caption{font-size:11px;color:var(--body-text-color-subdued)}
@@ -118,4 +121,9 @@ CSS = """
 #comparison .cv-refusal{background:#fee2e2;color:#991b1b}
 #comparison .cv-split{background:#fde68a;color:#78350f}
 #gen_hint{font-size:12px;color:#b45309}
+/* A phone: a narrower prompt column, so the first model's column shows whole beside it. */
+@media (max-width:640px){
+#grid col.prompt-col,#grid th.prompt-col{width:110px!important}
+#grid table.grid{min-width:calc(110px + var(--models,1) * 150px)!important}
+}
 """
