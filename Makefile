@@ -27,7 +27,7 @@ APP_STAMP := $(VENV)/.stamp-app
 DEV_STAMP := $(VENV)/.stamp-dev
 UV_SYNC   := $(UV) sync --locked --inexact --python $(PYTHON)
 
-.PHONY: run test lint bench space eval lock clean-venv help
+.PHONY: run test lint bench space eval lock docs-shots clean-venv help
 
 help:
 	@echo "make run    serve the playground on http://127.0.0.1:$(PORT)"
@@ -36,6 +36,7 @@ help:
 	@echo "make eval   measure the verdict classifier against human labels"
 	@echo "make bench  run the benchmarks (writes bench-results.json)"
 	@echo "make space  assemble a ready-to-push Hugging Face Space in spaces/build"
+	@echo "make docs-shots  regenerate the README's screenshots (docs/*.png) from a scripted browser run"
 	@echo "make lock   refresh uv.lock and requirements/*.txt (UPGRADE=1 to take newer versions)"
 
 # uv, pinned with hashes, in a tiny venv of its own (so `uv sync` never removes it).
@@ -79,6 +80,11 @@ browser-deps:
 .PHONY: redis-deps
 redis-deps:
 	@$(SHELL) scripts/ensure_redis.sh
+
+# The README's screenshots and their layout signatures (docs/screenshots.json), from a
+# scripted run over the fake models; the browser tests fail when they no longer match the page.
+docs-shots: browser-deps $(DEV_STAMP)
+	$(PY) scripts/docs_shots.py docs
 
 eval: $(DEV_STAMP)
 	$(PY) -m orbench_play.evaluation --lomo

@@ -10,9 +10,7 @@ at the end sets the safety preset through the page, runs, and compares.
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -235,7 +233,6 @@ async def test_focus_samples_the_prompts_the_session_disagreed_on_first(playgrou
 # --- one browser test ------------------------------------------------------------------------
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 ALL_FINAL = (
     "v => { const els = [...document.querySelectorAll(`#grid .verdict[data-variant='${v}']`)];"
     " return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending'); }"
@@ -320,41 +317,3 @@ def test_browser_safety_preset_then_compare(browser, app_url):
         page.locator("#compare").screenshot(path=str(ARTIFACTS / "spotcheck-compare.png"))
     finally:
         context.close()
-
-
-@pytest.mark.browser
-def test_docs_screenshots(browser, app_url):
-    """A finished 3-model run and the comparison view, saved as test artefacts
-    (test-artifacts/playground.png, spotcheck.png); with ORBENCH_DOCS_SCREENSHOTS=1
-    they also refresh the README's copies in docs/:
-
-    ORBENCH_DOCS_SCREENSHOTS=1 .venv/bin/python -m pytest tests/test_ui_spotcheck.py -k docs_screenshots
-    """
-    ARTIFACTS.mkdir(exist_ok=True)
-    query = "?models=bot,fake-answer,fake-refuse&split=hard-1k&categories=all&n=1&seed=0"
-    context, page, errors = open_page(browser, app_url, query)
-    try:
-        page.click("#run button, button#run")
-        for name in MODELS:
-            page.wait_for_function(ALL_FINAL, arg=name, timeout=60_000)
-        page.wait_for_selector("#scoreboard tr[data-variant='fake-refuse']")
-        page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(ARTIFACTS / "playground.png"))
-    finally:
-        context.close()
-    context, page, errors = open_page(browser, app_url, "?models=bot&split=hard-1k&categories=all&n=1&seed=0")
-    try:
-        run_bot_then_bot_with_safety(page)
-        page.click("#compare button.label-wrap, #compare > button")
-        page.wait_for_function("() => document.querySelector('#compare_b input')?.value === 'bot · safety'")
-        page.click("#compare_run")
-        page.wait_for_selector("#comparison .cmp", timeout=20_000)
-        page.locator("#compare").scroll_into_view_if_needed()
-        page.locator("#compare").screenshot(path=str(ARTIFACTS / "spotcheck.png"))
-        assert errors == []
-    finally:
-        context.close()
-    for name in ("playground.png", "spotcheck.png"):
-        assert (ARTIFACTS / name).stat().st_size < 400_000, name
-        if os.environ.get("ORBENCH_DOCS_SCREENSHOTS") == "1":
-            shutil.copyfile(ARTIFACTS / name, DOCS / name)
