@@ -123,6 +123,25 @@ def bare_model(name: str) -> ModelSpec:
     return ModelSpec(name=name, litellm_model=name, label=name)
 
 
+_KEY_ALIASES = {
+    "TOGETHERAI_API_KEY": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY", "TOGETHER_AI_API_KEY"),
+    "HF_TOKEN": ("HF_TOKEN", "HUGGINGFACE_API_KEY"),
+}
+
+
+def unset_provider_key(litellm_model: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The key variable of a `provider/model` string's provider when none of its names
+    is set (`GROQ_API_KEY` for `groq/…`); None when it is set, or the provider is not
+    one we know (a bare name's provider is LiteLLM's guess, so it gets None too)."""
+    env = os.environ if env is None else env
+    if "/" not in litellm_model:
+        return None
+    key = _KEY_ENV_FOR_PROVIDER.get(litellm_model.split("/", 1)[0])
+    if key is None or any(env.get(k) for k in _KEY_ALIASES.get(key, (key,))):
+        return None
+    return key
+
+
 def custom_endpoint(base_url: str, model_id: str, api_key: str | None = None) -> ModelSpec:
     """A model behind any OpenAI-compatible server, for spot-checking a new model."""
     base_url = (base_url or "").strip().rstrip("/")

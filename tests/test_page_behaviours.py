@@ -248,3 +248,14 @@ async def test_a_run_whose_page_left_goes_on_for_a_reload_and_stops_if_none_come
         await asyncio.sleep(0.05)
     assert not sess.running and sess.run.stopped  # no page adopted it within the grace period
     assert fake.wait_idle() == 0
+
+
+async def test_a_provider_model_without_its_key_says_which_key_to_set(no_egress, monkeypatch):
+    """`groq/…` without GROQ_API_KEY said "host name does not resolve"; OpenAI models name their key."""
+    from orbench_play.models import bare_model
+
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    config = RunConfig(models=(bare_model("groq/llama-3.1-8b-instant"),), prompts=PROMPTS[:1], use_cache=False)
+    (result,) = await engine.collect(config)
+    assert result.error == "No API key for groq/llama-3.1-8b-instant: set GROQ_API_KEY in the environment."
+    assert result.attempts <= 1  # not retried: another try cannot find a key

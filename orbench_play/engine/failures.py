@@ -121,8 +121,17 @@ def missing_key_names(spec: ModelSpec) -> list[str]:
 
 def _missing_key(exc: BaseException, spec: ModelSpec) -> CellFailure | None:
     """The provider's SDK refused to send a request without a key (LiteLLM
-    reports some of these as a 500): say which variable to set, never retry."""
-    if spec.api_key or not any(_MISSING_KEY.search(str(c)) for c in _causes(exc)):
+    reports some of these as a 500), or a provider model string whose key is not
+    set failed in any way (`groq/…` without GROQ_API_KEY was reported as a host
+    that does not resolve): say which variable to set, never retry."""
+    if spec.api_key:
+        return None
+    from ..models import unset_provider_key
+
+    unset = None if spec.api_base else unset_provider_key(spec.litellm_model)
+    if unset:
+        return CellFailure(f"No API key for {spec.name}: set {unset} in the environment.")
+    if not any(_MISSING_KEY.search(str(c)) for c in _causes(exc)):
         return None
     names = missing_key_names(spec)
     where = f"set {' or '.join(names)} in the environment" if names else "give it an API key"
