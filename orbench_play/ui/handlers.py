@@ -469,7 +469,7 @@ class Playground(SetupHandlers, CompareHandlers):
         sess = sess if isinstance(sess, Session) else Session()
         error = sess.set_override(str(cid or ""), str(label or ""))
         if error:
-            gr.Warning(error)
+            toast(error)
         return Frame(self, sess, kind="override", final=True)
 
     async def override_click(self, sess: Session, evt: gr.EventData) -> Frame:

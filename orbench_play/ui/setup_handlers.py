@@ -12,6 +12,7 @@ from ..models import CatalogError, custom_endpoint
 from ..prompts import SYSTEM_PROMPTS
 from ..types import DEFAULT_SPLITS
 from .base import PlaygroundBase
+from .frames import toast
 from .query import MAX_MODELS, number_text, parse_query, to_query
 from .session import Session
 
@@ -106,7 +107,7 @@ class SetupHandlers(PlaygroundBase):
         try:
             guards.check_model(self.resolve(name, sess))
         except (guards.GuardError, CatalogError) as exc:
-            gr.Warning(str(exc))
+            toast(str(exc))  # escaped: the message quotes what the visitor typed
             return gr.update(), text
         if name not in current:
             current.append(name)
@@ -120,7 +121,7 @@ class SetupHandlers(PlaygroundBase):
             spec = custom_endpoint(base_url, model_id, api_key or None)
             guards.check_model(spec)  # public mode: no loopback, private or metadata addresses
         except (CatalogError, guards.GuardError) as exc:
-            gr.Warning(str(exc))
+            toast(str(exc))  # escaped: the message quotes what the visitor typed
             return gr.update(), sess
         if len(current) >= MAX_MODELS and spec.name not in current:
             gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
