@@ -100,20 +100,9 @@ def signature(page: Any, shot: str, clip: dict[str, float]) -> list[dict[str, An
     return items
 
 
-ALL_FINAL = (
-    "v => { const els = [...document.querySelectorAll(`#grid .verdict[data-variant='${v}']`)];"
-    " return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending'); }"
-)
-
-
 def _no_script_errors(page: Any) -> None:
     if page.orbench_errors:
         raise RuntimeError(f"the page had script errors: {page.orbench_errors}")
-
-
-def _choose(page: Any, elem_id: str, text: str) -> None:
-    page.click(f"#{elem_id} input")
-    page.locator(f"#{elem_id} li[role=option]", has_text=text).first.click()
 
 
 def _page(browser: Any, url: str, shot: str, query: str) -> tuple[Any, Any]:
@@ -130,11 +119,13 @@ def _page(browser: Any, url: str, shot: str, query: str) -> tuple[Any, Any]:
 def playground_shot(browser: Any, url: str, out: Path | None) -> list[dict[str, Any]]:
     """A finished run of three models in a tall window: the set-up and the action bar, the
     grid, and under them the scoreboard and the paper's axes."""
+    from support import VARIANT_FINAL
+
     context, page = _page(browser, url, "playground.png", PLAYGROUND)
     try:
         page.click("#run")
         for name in MODELS:
-            page.wait_for_function(ALL_FINAL, arg=name, timeout=60_000)
+            page.wait_for_function(VARIANT_FINAL, arg=name, timeout=60_000)
         page.wait_for_selector("#scoreboard tr[data-variant='fake-refuse']")
         page.wait_for_selector("#plot g.session-pt")
         page.wait_for_function(
@@ -154,14 +145,11 @@ def playground_shot(browser: Any, url: str, out: Path | None) -> list[dict[str, 
 
 def spotcheck_shot(browser: Any, url: str, out: Path | None) -> list[dict[str, Any]]:
     """`bot` run without and with the safety preset (set in the page), then compared."""
+    from support import run_then_run_with_safety
+
     context, page = _page(browser, url, "spotcheck.png", SPOTCHECK)
     try:
-        page.click("#run")
-        page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-        page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        _choose(page, "system_preset", "safety —")
-        page.click("#run")
-        page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
+        run_then_run_with_safety(page, "bot")
         page.click("#compare button.label-wrap, #compare > button")
         page.wait_for_function(f"() => document.querySelector('#compare_b input')?.value === '{SAFETY}'")
         page.click("#compare_run")

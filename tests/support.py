@@ -194,3 +194,27 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+VARIANT_FINAL = (
+    "v => { const els = [...document.querySelectorAll(`#grid .verdict[data-variant='${v}']`)];"
+    " return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending'); }"
+)
+"""A page script: every answer of variant `v` (its `data-variant`) has its final verdict."""
+
+
+def choose(page, elem_id: str, text: str) -> None:
+    """Pick a Gradio dropdown option by its visible text."""
+    page.click(f"#{elem_id} input")
+    page.locator(f"#{elem_id} li[role=option]", has_text=text).first.click()
+
+
+def run_then_run_with_safety(page, model: str) -> None:
+    """In an open page of `model`: run it, pick the safety preset in the page, run again
+    (the spot-check flow; its second variant is `model · safety`)."""
+    page.click("#run button, button#run")
+    page.wait_for_function(VARIANT_FINAL, arg=model, timeout=60_000)
+    page.click("#gen_settings button.label-wrap, #gen_settings > button")
+    choose(page, "system_preset", "safety —")
+    page.click("#run button, button#run")
+    page.wait_for_function(VARIANT_FINAL, arg=f"{model} · safety", timeout=60_000)

@@ -14,7 +14,16 @@ import re
 from pathlib import Path
 
 import pytest
-from support import chromium, drain, fake_models_yaml, fake_playground, open_share_link, serve_playground, watch_errors
+from support import (
+    chromium,
+    drain,
+    fake_models_yaml,
+    fake_playground,
+    open_share_link,
+    run_then_run_with_safety,
+    serve_playground,
+    watch_errors,
+)
 
 from orbench_play import data
 from orbench_play.compare import compare
@@ -233,10 +242,6 @@ async def test_focus_samples_the_prompts_the_session_disagreed_on_first(playgrou
 # --- one browser test ------------------------------------------------------------------------
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-ALL_FINAL = (
-    "v => { const els = [...document.querySelectorAll(`#grid .verdict[data-variant='${v}']`)];"
-    " return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending'); }"
-)
 
 
 @pytest.fixture(scope="module")
@@ -260,12 +265,6 @@ def open_page(browser, app_url: str, query: str, viewport=(1400, 900)):
     return context, page, errors
 
 
-def choose(page, elem_id: str, text: str) -> None:
-    """Pick a Gradio dropdown option by its visible text."""
-    page.click(f"#{elem_id} input")
-    page.locator(f"#{elem_id} li[role=option]", has_text=text).first.click()
-
-
 def test_run_and_compare_endpoints_through_gradio_client(app_url):
     """The API form of the spot-check: settings by keyword on /run, then /compare."""
     from gradio_client import Client
@@ -281,23 +280,13 @@ def test_run_and_compare_endpoints_through_gradio_client(app_url):
     assert "No significant difference on hard-1k prompts at n=4" in payload["summary"]
 
 
-def run_bot_then_bot_with_safety(page) -> None:
-    """In an open page of `bot`: run it, pick the safety preset in the page, run again."""
-    page.click("#run button, button#run")
-    page.wait_for_function(ALL_FINAL, arg="bot", timeout=60_000)
-    page.click("#gen_settings button.label-wrap, #gen_settings > button")
-    choose(page, "system_preset", "safety —")
-    page.click("#run button, button#run")
-    page.wait_for_function(ALL_FINAL, arg=SAFETY, timeout=60_000)
-
-
 @pytest.mark.browser
 def test_browser_safety_preset_then_compare(browser, app_url):
     """Run `bot` without and with the safety preset (set in the page), then compare the two."""
     query = "?models=bot&split=hard-1k&categories=all&n=1&seed=0"
     context, page, errors = open_page(browser, app_url, query)
     try:
-        run_bot_then_bot_with_safety(page)
+        run_then_run_with_safety(page, "bot")
         assert page.locator(f"#grid th.model-col[data-variant='{SAFETY}']").inner_text() == SAFETY
         page.wait_for_selector(f"#scoreboard tr[data-variant='{SAFETY}']")
         assert page.locator("#scoreboard tr[data-model='bot']").count() == 2
