@@ -81,6 +81,18 @@ any other name behaves as `answer`.
                       `stream`/`stream_options`: messages, temperature, max_tokens, ...
     unknown*          404 model_not_found
 
+Hostile and broken stream shapes live in `tests/fake_shapes.py` (each stops
+when the client hangs up): `endless` (text forever), `no-newline` (one line
+forever), `trickle` (keep-alive comments and empty chunks after a little text),
+`flood` (empty chunks as fast as read), `empty-close` (a 200 event stream that
+ends at once), `no-end` (text, then the body ends without finish or [DONE]),
+`usage-nan`, `usage-junk`, `finish-junk`, `finish-long` (hostile values), `bom`
+(a byte-order mark first), `open-after-finish` (finish and usage, then the
+connection stays open). Modifier parts in a model name change how any
+behaviour travels: `gzip`, `deflate`, `br` (compressed), `zstd` (labelled
+so, not compressed), `as-text` (Content-Type text/plain): `no-newline/gzip`
+is a gzip bomb.
+
 `server.set_text(model, text)` makes that exact model name answer `text` (a
 plain answer; streamed like `answer`), e.g. for judge-model tests.
 `server.set_behaviour(model, behaviour)` gives an exact model name one of the
@@ -118,6 +130,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from fake_shapes import BARE, SHAPES, Shape, Wire, modifiers
 from multidict import CIMultiDict
 
 BEHAVIOURS: tuple[str, ...] = (
@@ -154,6 +167,7 @@ BEHAVIOURS: tuple[str, ...] = (
     "error-mid",
     "no-usage",
     "crlf",
+    *SHAPES,
 )
 
 REFUSE_TEXT = "I'm sorry, but I can't help with that request."
@@ -351,6 +365,7 @@ class FakeOpenAIServer:
         self.retry_after = retry_after
         self.words = words
         self.long_seconds = long_seconds
+        self.trickle_s = 0.02
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._requests: list[RecordedRequest] = []
@@ -485,6 +500,7 @@ class FakeOpenAIServer:
             self.retry_after = self._defaults["retry_after"]
             self.words = self._defaults["words"]
             self.long_seconds = self._defaults["long_seconds"]
+            self.trickle_s = 0.02
 
     def set_text(self, model: str, text: str) -> None:
         """Make the exact model name `model` answer `text`."""
@@ -672,11 +688,10 @@ class FakeOpenAIServer:
         self, request: web.Request, body: dict[str, Any], rec: RecordedRequest, text: str, finish: str
     ) -> web.StreamResponse:
         b = rec.behaviour
-        resp = web.StreamResponse(
-            status=200,
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
-        )
+        mods = modifiers(rec.model)
+        resp = web.StreamResponse(status=200, headers=Wire.headers(mods))
         await resp.prepare(request)
+        wire = Wire(resp, request, mods)
         cid = f"chatcmpl-fake-{next(self._ids)}"
         base = self._base(rec, cid)
 
@@ -684,14 +699,28 @@ class FakeOpenAIServer:
 
         async def send(obj: Any) -> None:
             payload = obj if isinstance(obj, str) else json.dumps(obj)
-            await resp.write(f"data: {payload}{end}{end}".encode())
+            await wire.raw(f"data: {payload}{end}{end}".encode())
 
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        def chunk(delta: dict[str, Any], finish_reason: Any = None) -> dict[str, Any]:
             return {
                 **base,
                 "object": "chat.completion.chunk",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
             }
+
+        def usage(answer: str) -> dict[str, Any]:
+            prompt_tokens = tokens(json.dumps(rec.messages))
+            return {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": tokens(answer),
+                "total_tokens": prompt_tokens + tokens(answer),
+            }
+
+        if b in SHAPES:
+            if b not in BARE:
+                await send(chunk({"role": "assistant", "content": ""}))
+            await SHAPES[b](Shape(wire, chunk, usage, text, self, _split(text, 8)))
+            return resp
 
         if b == "long":  # one word per chunk, each with its leading space, as real streams do
             words = text.split(" ")
@@ -707,16 +736,16 @@ class FakeOpenAIServer:
 
         await send(chunk({"role": "assistant", "content": ""}))
         if b == "bad-utf8":
-            await resp.write(b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9 \xff\xfe"}}]}\n\n')
+            await wire.raw(b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9 \xff\xfe"}}]}\n\n')
             await send("[DONE]")
-            await resp.write_eof()
+            await wire.end()
             return resp
         if b == "error-mid":
             for p in pieces[:2]:
                 await send(chunk({"content": p}))
             await send({"error": {"message": "The server is overloaded (fake).", "type": "server_error"}})
             await send("[DONE]")
-            await resp.write_eof()
+            await wire.end()
             return resp
         if b in ("hang-mid", "cut", "malformed"):
             stop_at = 1 if b == "malformed" else min(3, len(pieces))
@@ -729,9 +758,9 @@ class FakeOpenAIServer:
                 if request.transport is not None:
                     request.transport.close()
                 return resp
-            await resp.write(b'data: {"id": "chatcmpl-fake", "choices": [{"delta": {"content": "oops\n\n')
+            await wire.raw(b'data: {"id": "chatcmpl-fake", "choices": [{"delta": {"content": "oops\n\n')
             await send("[DONE]")
-            await resp.write_eof()
+            await wire.end()
             return resp
 
         if b == "long":
@@ -743,15 +772,9 @@ class FakeOpenAIServer:
                 await send(chunk({"content": p}))
         await send(chunk({}, finish))
         if (body.get("stream_options") or {}).get("include_usage") and b != "no-usage":
-            prompt_tokens = tokens(json.dumps(rec.messages))
-            usage = {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": tokens(text),
-                "total_tokens": prompt_tokens + tokens(text),
-            }
-            await send({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+            await send({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage(text)})
         await send("[DONE]")
-        await resp.write_eof()
+        await wire.end()
         return resp
 
     async def _stream_words(

@@ -153,3 +153,36 @@ def test_missing_keys_are_named_by_litellm():
     assert "OPENAI_API_KEY" in found.get("missing_keys", []), (
         "litellm.validate_environment no longer names the missing key variable"
     )
+
+
+async def test_what_the_bounds_and_the_wrapper_reader_rely_on(fake):
+    """bounds.bound_body replaces the unread body of the SDK's HTTP response;
+    streams._read_wrapper reads LiteLLM's record of the provider's own finish
+    reason and recognises its complaint about a stream that ended without one."""
+    from orbench_play.engine import bounds
+
+    response = await _open(fake, "answer")
+    try:
+        http = streams.sdk_response(response)
+        assert http is not None, "streams.sdk_response no longer finds the SDK's HTTP response"
+        assert bounds._stream_class(type(http).__module__) is not None, (
+            f"{type(http).__module__} has no AsyncByteStream: bounds.bound_body cannot bound the body"
+        )
+        watch = bounds.bound_body(http, bounds.StreamBounds.for_tokens(50), lambda: 0)
+        assert watch is not None, "bounds.bound_body refuses an unread SDK response"
+        assert hasattr(response.completion_stream, "close"), "openai.AsyncStream.close is gone (streams._SdkGuard)"
+        async for _ in response:
+            pass
+        assert watch.done and watch.bytes > 0, "the bounded body did not carry the stream"
+        for attribute in ("received_finish_reason", "intermittent_finish_reason"):
+            assert hasattr(response, attribute), f"CustomStreamWrapper.{attribute} is gone (streams._provider_finished)"
+        assert response.received_finish_reason == "stop"
+    finally:
+        await response.aclose()
+    response = await _open(fake, "no-end")
+    with pytest.raises(Exception) as raised:
+        async for _ in response:
+            pass
+    assert streams._eof_complaint(response, raised.value), (
+        "LiteLLM no longer fails a stream that ends without a finish reason with CustomStreamWrapper._stream_eof_error"
+    )

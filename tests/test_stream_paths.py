@@ -45,6 +45,21 @@ SCENARIOS = (
     "error-mid",
     "crlf",
     "hostile",
+    # issue 25: hostile and broken streams
+    "empty-close",
+    "no-end",
+    "usage-nan",
+    "usage-junk",
+    "finish-junk",
+    "finish-long",
+    "bom",
+    "open-after-finish",
+    "trickle",
+    "flood",
+    "endless",
+    "no-newline/gzip",
+    "answer/gzip",
+    "answer/as-text",
 )
 
 
@@ -125,7 +140,9 @@ def both_paths(fake_server):
 
 def test_each_path_read_what_it_was_asked_to(both_paths):
     _, outcomes = both_paths
-    assert set(outcomes["fast"][1]) == {"fast"}
+    # only a body that does not say it is an event stream goes to the wrapper with the fast path on
+    assert outcomes["fast"][1].count("wrapper") == len(PROMPTS) * sum(b.endswith("as-text") for b in SCENARIOS)
+    assert set(outcomes["fast"][1]) == {"fast", "wrapper"}
     assert set(outcomes["wrapper"][1]) == {"wrapper"}
 
 
@@ -167,6 +184,19 @@ def test_what_the_scenarios_end_as(both_paths):
     assert got["hang-mid"]["error"].startswith(f"Timed out: no new text for {TIMEOUT_S:g} s after ")
     for name in ("cut", "malformed", "error-mid", "hang-mid"):
         assert got[name]["kind"] == "error" and got[name]["response"], name  # partial text kept
+    # issue 25
+    plain = got["answer"]["response"]
+    assert got["empty-close"]["error"] == "The connection closed before the answer started. Gave up after 2 attempts."
+    assert got["no-end"]["error"].startswith("The answer stream broke off after ") and got["no-end"]["attempts"] == 1
+    for name in ("usage-nan", "usage-junk", "finish-junk", "finish-long", "bom", "open-after-finish"):
+        assert got[name]["kind"] == "done" and got[name]["response"] == plain, name
+        assert got[name]["finish_reason"] == "stop" and isinstance(got[name]["completion_tokens"], int), name
+    for name in ("answer/gzip", "answer/as-text"):
+        assert got[name] == got["answer"], name
+    assert got["trickle"]["error"].startswith(f"Timed out: no new text for {TIMEOUT_S:g} s after ")
+    assert got["flood"]["error"].startswith("Stopped reading: the server sent more than 3,072 chunks")
+    assert got["endless"]["error"].startswith("Stopped reading: the answer passed 16,384 characters")
+    assert got["no-newline/gzip"]["error"] == "Stopped reading: one event of the answer stream passed 131,072 bytes."
 
 
 @pytest.fixture

@@ -10,7 +10,10 @@ credential, so only whoever holds that credential replays its answers
 
 Only complete, successful streams are stored: errors, cancelled and cut
 streams are never written, which is what makes "re-run the same command"
-resume exactly the missing cells. The offline verdict is stored with the
+resume exactly the missing cells. The cache holds to its size limit: an entry
+larger than 1/64 of it is refused, and every write that takes the cache over
+the limit culls it back under (diskcache alone evicts at most ten entries per
+write, so many small entries let a few large ones push it far past its limit). The offline verdict is stored with the
 classifier version that gave it and recomputed on replay only when the
 classifier changed; LLM judge verdicts are stored under keys of their own
 because they cost a call.
@@ -40,6 +43,9 @@ CACHE_VERSION = 1
 """Bump when the stored value's shape changes: old entries simply stop matching."""
 
 DEFAULT_SIZE_LIMIT_MB = 1024
+ENTRY_SHARE = 64
+"""An entry may take at most 1/ENTRY_SHARE of the cache's size limit (16 MiB of the default 1 GiB)."""
+MIN_ENTRY_BYTES = 64 * 1024
 
 
 def _canonical(value: Any) -> str:
@@ -223,6 +229,9 @@ class ResultCache:
 
         self.directory = Path(directory)
         limit = size_limit_mb or int(os.environ.get("ORBENCH_CACHE_SIZE_MB", DEFAULT_SIZE_LIMIT_MB))
+        self.size_limit = limit * 1024 * 1024
+        self.entry_limit = max(MIN_ENTRY_BYTES, self.size_limit // ENTRY_SHARE)
+        """Bytes of text an entry may hold; a larger one is not stored."""
         self.warning: str | None = None
         self._cache: Any = None
         try:
@@ -258,8 +267,15 @@ class ResultCache:
             self.put_answer(key, answer)
         return answer
 
-    def put_answer(self, key: str, answer: CachedAnswer) -> None:
+    def put_answer(self, key: str, answer: CachedAnswer) -> bool:
+        """Store a finished answer; False when it is larger than an entry may be
+        (it is then simply not cached: the next run asks the model again)."""
+        size = len(answer.response.encode("utf-8", "surrogatepass"))
+        if size > self.entry_limit:
+            log.info("Not caching an answer of %d bytes (an entry may hold %d).", size, self.entry_limit)
+            return False
         self._set(key, answer.to_dict())
+        return True
 
     def get_judge(self, key: str) -> dict[str, str] | None:
         value = self._get(key)
@@ -319,6 +335,8 @@ class ResultCache:
             return
         try:
             self._cache.set(key, value)
+            if self._cache.volume() > self.size_limit:
+                self._cache.cull()
         except Exception as exc:
             self._disable(f"write failed ({exc})")
 

@@ -19,7 +19,8 @@ from typing import Any, Protocol
 
 from ..cache import CachedAnswer
 from ..types import CellResult, EventKind, GenerationParams, ModelSpec
-from .failures import CellFailure, describe_failure, stream_failure
+from .bounds import StreamBounds
+from .failures import CellFailure, describe_failure, ended_early, stream_failure
 from .llm import COSTS
 from .streams import StreamState, stream_answer
 from .timeouts import Limits
@@ -114,13 +115,14 @@ class Caller:
         `cell.spent` grows by what each attempt that reached a stream will be billed."""
         model = cell.model
         limits = self.limits(model)
+        bounds = StreamBounds.for_tokens(self.params.max_tokens_for(model))
         prompt_chars = sum(len(m.get("content") or "") for m in messages)
         started = time.perf_counter()  # latency and time to first text count from the first attempt
         while True:
             state = StreamState()
             result.attempts += 1
             try:
-                return await self._once(cell, messages, state, started, limits)
+                return await self._once(cell, messages, state, started, limits, bounds)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -152,7 +154,13 @@ class Caller:
                     )
 
     async def _once(
-        self, cell: CellSink, messages: list[dict[str, str]], state: StreamState, started: float, limits: Limits
+        self,
+        cell: CellSink,
+        messages: list[dict[str, str]],
+        state: StreamState,
+        started: float,
+        limits: Limits,
+        bounds: StreamBounds,
     ) -> CachedAnswer:
         model = cell.model
         kwargs = completion_kwargs(model, self.params, messages, limits)
@@ -172,17 +180,16 @@ class Caller:
             if client is not None:
                 kwargs["client"] = client
         try:
-            await stream_answer(kwargs, state, cell, limits, started)
+            await stream_answer(kwargs, state, cell, limits, started, bounds)
         finally:
             if client is not None:
                 with contextlib.suppress(Exception):
                     await client.close()
-        if state.finish_reason is None:
-            kept = f" after {state.chars} characters (partial text kept, not scored)" if state.chars else ""
-            raise CellFailure(f"The stream was cut off before the answer ended{kept}.")
+        if not state.complete:  # the body ended without a finish reason or [DONE]
+            raise ended_early(state.chars)
         return CachedAnswer(
             response=state.text,
-            finish_reason=state.finish_reason,
+            finish_reason=state.finish_reason or "stop",  # [DONE] alone ends an answer as "stop" does
             completion_tokens=state.completion_tokens,
             cost_usd=COSTS.cost(model, state.prompt_tokens, state.completion_tokens),
             latency_s=round(time.perf_counter() - started, 4),

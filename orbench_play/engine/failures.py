@@ -59,6 +59,9 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     detail = str(getattr(exc, "message", "") or exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
     if isinstance(exc, litellm.Timeout):
         return CellFailure(f"Timed out after {timeout_s:g} s.")
+    unbuilt = _request_not_built(exc, spec)
+    if unbuilt is not None:  # LiteLLM reports these as connection errors too
+        return unbuilt
     unreachable = _connection_failure(exc)
     if unreachable is not None:  # LiteLLM reports these as 500 "Connection error."
         return unreachable
@@ -148,7 +151,11 @@ def _kept(chars: int) -> str:
 def malformed_stream(kind: str, chars: int) -> CellFailure:
     """A chunk that cannot be read: retrying would most likely get the same
     bytes, so this is reported once."""
-    what = "bytes that are not valid UTF-8" if kind == "utf8" else "a chunk that is not valid JSON"
+    what = {
+        "utf8": "bytes that are not valid UTF-8",
+        "json": "a chunk that is not valid JSON",
+        "encoding": "a compressed body that does not decode",
+    }[kind]
     return CellFailure(f"Malformed answer stream: the server sent {what}{_kept(chars)}.")
 
 
@@ -158,6 +165,14 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(t for t in found if isinstance(t, type))
 
 
+def ended_early(chars: int) -> CellFailure:
+    """A stream that ended before the answer did (no finish reason, no `[DONE]`),
+    on either reader: retried while nothing was shown, like any cut stream."""
+    if chars:
+        return CellFailure(f"The answer stream broke off{_kept(chars)}.")
+    return CellFailure("The connection closed before the answer started.", retryable=True)
+
+
 def cut_stream(exc: BaseException, chars: int) -> CellFailure | None:
     """A connection that closed or failed while the answer was streaming; None
     when `exc` is something else."""
@@ -165,9 +180,7 @@ def cut_stream(exc: BaseException, chars: int) -> CellFailure | None:
         return None
     if "Timeout" in type(exc).__name__:
         return CellFailure(f"Timed out: the server stopped sending{_kept(chars)}.")
-    if chars:
-        return CellFailure(f"The answer stream broke off{_kept(chars)}.")
-    return CellFailure("The connection closed before the answer started.", retryable=True)
+    return ended_early(chars)
 
 
 def provider_stream_error(error: Any, chars: int) -> CellFailure:
@@ -183,18 +196,42 @@ def stream_failure(exc: BaseException, chars: int) -> CellFailure | None:
     if isinstance(exc, CellFailure):
         return exc
     for cause in _causes(exc):
+        if isinstance(cause, CellFailure):  # ours, raised under LiteLLM's wrapper (a bound, a value)
+            return cause
         if isinstance(cause, UnicodeDecodeError):
             return malformed_stream("utf8", chars)
         if isinstance(cause, json.JSONDecodeError):
             return malformed_stream("json", chars)
         if type(cause).__name__ == "APIError" and isinstance(getattr(cause, "body", None), dict):
             return provider_stream_error(cause.body, chars)  # type: ignore[attr-defined]  # an {"error": ...} event
+        cut = cut_stream(cause, chars)  # the body ended or broke (LiteLLM reports some of these as a 500)
+        if cut is not None:
+            return cut
     if chars and not isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return CellFailure(f"The answer stream broke off{_kept(chars)}.")
     return None
 
 
 # -- the server cannot be reached ---------------------------------------------------------
+
+_CODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, IndexError, LookupError)
+
+
+def _request_not_built(exc: BaseException, spec: ModelSpec) -> CellFailure | None:
+    """LiteLLM failed in its own code before any request left (e.g. a model
+    string its provider cannot parse, such as `huggingface/localhost:8000`)
+    and reported it as a connection error: say so, and do not retry, since
+    the same string fails the same way every time."""
+    causes = list(_causes(exc))
+    if type(exc).__name__ != "APIConnectionError" or len(causes) < 2:
+        return None
+    if any(isinstance(c, (OSError, *_transport_errors())) for c in causes):
+        return None
+    root = causes[-1]
+    if not isinstance(root, _CODE_ERRORS) or isinstance(root, (json.JSONDecodeError, UnicodeError)):
+        return None
+    detail = " ".join(str(root).split())[:120] or type(root).__name__
+    return CellFailure(f"LiteLLM could not make a request for {spec.litellm_model} ({detail}): check the model string.")
 
 
 def _connection_failure(exc: BaseException) -> CellFailure | None:

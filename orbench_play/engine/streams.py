@@ -23,9 +23,26 @@ a 300-chunk answer that is most of the engine's cost. So there are two readers:
 
 Both readers fill the same `StreamState` (text, finish_reason, usage, time to
 first text) and hand every piece of text, repaired (see `textrepair`), to the
-caller's sink. `tests/test_stream_paths.py` runs the same scenarios through
-both and compares; `tests/test_litellm_canary.py` fails loudly when a LiteLLM
-or OpenAI SDK upgrade changes what the fast path relies on.
+caller's sink. They agree on what a stream may do (`tests/test_stream_paths.py`
+runs the same scenarios through both and compares):
+
+- **Bounded** (`bounds`): under every OpenAI SDK stream, whichever reader
+  reads it, the HTTP body is replaced by a bounded one (bytes per event and
+  per cell, compressed bodies inflated in steps); both readers count chunks
+  and stop the answer at its character bound, as a failure of its own.
+- **Complete** means a finish reason or `[DONE]`. A stream that ends with
+  neither, with or without text, was cut: never cached, and retried when
+  nothing was shown. After a finish reason, a server that keeps the
+  connection open without `[DONE]` gets a short grace, then the answer is
+  complete.
+- **Idle** means no new text: only chunks carrying text or a finish reason
+  reset the idle limit; comments and empty chunks do not.
+- **Values** (`values`): token counts and finish reasons are checked; anything
+  else is dropped with a note. On the wrapper, an SDK stream's chunks are
+  checked before LiteLLM reads them (LiteLLM would fail the stream on them).
+
+`tests/test_litellm_canary.py` fails loudly when a LiteLLM or OpenAI SDK
+upgrade changes what either reader relies on.
 """
 
 from __future__ import annotations
@@ -34,16 +51,21 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..textrepair import StreamRepair
+from .bounds import BodyWatch, StreamBounds, bound_body, chunks_over_cap, text_over_cap
 from .failures import CellFailure, cut_stream, malformed_stream, provider_stream_error
 from .llm import litellm_module
 from .timeouts import Limits, Watchdog
+from .values import Notes, finish_reason, token_count
+
+log = logging.getLogger(__name__)
 
 FAST_PROVIDERS: frozenset[str] = frozenset({"openai"})
 """Values of `CustomStreamWrapper.custom_llm_provider` (LiteLLM's own provider
@@ -67,6 +89,11 @@ class StreamState:
     """The provider accepted the request and started streaming: from here on it bills."""
     path: str = ""
     """`fast` or `wrapper`: which reader read it."""
+    done: bool = False
+    """The stream said `[DONE]`."""
+    chunks: int = 0
+    notes: Notes = field(default_factory=Notes)
+    """Values the stream sent that were dropped (see `values`)."""
 
     @property
     def text(self) -> str:
@@ -74,8 +101,75 @@ class StreamState:
             self.parts[:] = ["".join(self.parts)]
         return self.parts[0] if self.parts else ""
 
+    @property
+    def complete(self) -> bool:
+        """The provider said the answer ended: a finish reason, or `[DONE]`."""
+        return self.finish_reason is not None or self.done
+
 
 Sink = Callable[[str], None]
+
+
+class _Text:
+    """Text into the state and the sink: repaired, under its character bound."""
+
+    __slots__ = ("bounds", "repair", "sink", "started", "state", "watchdog")
+
+    def __init__(self, state: StreamState, sink: Sink, bounds: StreamBounds, watchdog: Watchdog, started: float):
+        self.state, self.sink, self.bounds, self.watchdog, self.started = state, sink, bounds, watchdog, started
+        self.repair = StreamRepair()
+
+    def add(self, piece: str) -> None:
+        state = self.state
+        self.watchdog.last = time.monotonic()  # new text: the idle limit starts again
+        if state.ttft_s is None:
+            state.ttft_s = time.perf_counter() - self.started
+        piece = self.repair.feed(piece)
+        if piece:
+            self._keep(piece)
+
+    def _keep(self, piece: str) -> None:
+        state = self.state
+        room = self.bounds.text_chars - state.chars
+        if len(piece) > room:
+            if room > 0:
+                self._keep(piece[:room])
+            raise text_over_cap(self.bounds, "answer", state.chars)
+        state.parts.append(piece)
+        state.chars += len(piece)
+        self.sink(piece)
+
+    def flush(self) -> None:
+        last = self.repair.flush()
+        if last and self.state.chars < self.bounds.text_chars:
+            self._keep(last)
+
+    def finish(self, value: Any) -> None:
+        """A finish reason arrived (checked; an unusable one is dropped with a note)."""
+        reason = finish_reason(value, self.state.notes)
+        if reason is None:
+            return
+        _check_finish(reason)
+        self.state.finish_reason = reason
+        self.watchdog.finished()
+
+    def chunk(self) -> None:
+        self.state.chunks += 1
+        if self.state.chunks > self.bounds.chunks:
+            raise chunks_over_cap(self.bounds, self.state.chars)
+
+
+def _usage(state: StreamState, prompt: Any, completion: Any, total: Any) -> bool:
+    """Take a chunk's usage when every count in it is a count; False (and a
+    note) when one is not: the whole usage is dropped, on both readers."""
+    notes = state.notes
+    counts = [token_count(v, n, notes) for v, n in ((prompt, "prompt_tokens"), (completion, "completion_tokens"))]
+    checked = token_count(total, "total_tokens", notes)
+    if any(c is None and v is not None for c, v in zip([*counts, checked], (prompt, completion, total), strict=True)):
+        return False
+    state.prompt_tokens = counts[0] or state.prompt_tokens
+    state.completion_tokens = counts[1] or state.completion_tokens
+    return True
 
 
 @functools.cache
@@ -88,6 +182,19 @@ def _sdk_types() -> tuple[type, type] | None:
     return AsyncStream, ChatCompletionChunk
 
 
+def sdk_response(response: Any) -> Any | None:
+    """The unread HTTP response under a LiteLLM stream that LiteLLM reads
+    through the OpenAI SDK (`AsyncStream` of `ChatCompletionChunk`); None otherwise."""
+    types = _sdk_types()
+    stream = getattr(response, "completion_stream", None)
+    if types is None or type(stream) is not types[0] or getattr(stream, "_cast_to", None) is not types[1]:
+        return None
+    http = getattr(stream, "response", None)
+    if http is None or getattr(http, "is_stream_consumed", True) is not False or not hasattr(http, "aiter_bytes"):
+        return None
+    return http
+
+
 def raw_response(response: Any) -> Any | None:
     """The unread HTTP response under a LiteLLM stream, when the fast path can
     read it (see the module docstring); None means: use the wrapper."""
@@ -95,12 +202,8 @@ def raw_response(response: Any) -> Any | None:
         return None
     if getattr(response, "custom_llm_provider", None) not in FAST_PROVIDERS:
         return None
-    types = _sdk_types()
-    stream = getattr(response, "completion_stream", None)
-    if types is None or type(stream) is not types[0] or getattr(stream, "_cast_to", None) is not types[1]:
-        return None
-    http = getattr(stream, "response", None)
-    if http is None or getattr(http, "is_stream_consumed", True) is not False or not hasattr(http, "aiter_bytes"):
+    http = sdk_response(response)
+    if http is None:
         return None
     try:
         content_type = str(http.headers.get("content-type", ""))
@@ -109,7 +212,9 @@ def raw_response(response: Any) -> Any | None:
     return http if "text/event-stream" in content_type else None
 
 
-async def stream_answer(kwargs: dict[str, Any], state: StreamState, sink: Sink, limits: Limits, started: float) -> None:
+async def stream_answer(
+    kwargs: dict[str, Any], state: StreamState, sink: Sink, limits: Limits, started: float, bounds: StreamBounds
+) -> None:
     """Make the request through LiteLLM and read its stream into `state`;
     `started` (perf_counter) is when the cell's first attempt began."""
     litellm = litellm_module()
@@ -117,17 +222,25 @@ async def stream_answer(kwargs: dict[str, Any], state: StreamState, sink: Sink, 
         response = await litellm.acompletion(**kwargs)
         state.responded = True
         try:
-            http = raw_response(response)
+            sdk = sdk_response(response)
+            watch = bound_body(sdk, bounds, lambda: state.chars) if sdk is not None else None
+            http = raw_response(response) if watch is not None else None
+            text = _Text(state, sink, bounds, watchdog, started)
             if http is not None:
                 state.path = "fast"
-                await _read_sse(http, state, sink, watchdog, started)
+                await _read_sse(http, state, text)
             else:
                 state.path = "wrapper"
-                await _read_wrapper(response, state, sink, watchdog, started)
+                guard = _SdkGuard(response.completion_stream, text) if watch is not None else None
+                if guard is not None:
+                    response.completion_stream = guard.chunks()
+                await _read_wrapper(response, state, text, guard, watch)
         finally:
             with contextlib.suppress(Exception):
                 await response.aclose()
-    if state.finish_reason is not None and (state.completion_tokens is None or state.prompt_tokens is None):
+    if state.notes:
+        log.warning("%s sent values that were dropped: %s", kwargs.get("model"), state.notes)
+    if state.complete and (state.completion_tokens is None or state.prompt_tokens is None):
         _count_usage(kwargs, state)
 
 
@@ -153,19 +266,14 @@ def _check_finish(reason: str) -> None:
         raise CellFailure("The provider ended the answer with an error (finish_reason=error).")
 
 
-async def _read_sse(http: Any, state: StreamState, sink: Sink, watchdog: Watchdog, started: float) -> None:
-    """The fast path: SSE over the raw bytes, one `json.loads` per chunk."""
+async def _read_sse(http: Any, state: StreamState, text: _Text) -> None:
+    """The fast path: SSE over the (bounded) raw bytes, one `json.loads` per chunk."""
     chunks = http.aiter_bytes()
-    repair = StreamRepair()
-    parts = state.parts
     loads = json.loads
-    clock = time.monotonic  # asyncio's loop clock
     tail = bytearray()
     data: list[bytes] = []
-    done = False
     try:
         async for raw in chunks:
-            watchdog.last = clock()
             if b"\n" not in raw and b"\r" not in raw:
                 tail += raw
                 continue
@@ -188,8 +296,9 @@ async def _read_sse(http: Any, state: StreamState, sink: Sink, watchdog: Watchdo
                 payload = data[0] if len(data) == 1 else b"\n".join(data)
                 data = []
                 if payload.startswith(b"[DONE]"):
-                    done = True
+                    state.done = True
                     break
+                text.chunk()
                 chunk = loads(payload)
                 if chunk.__class__ is not dict:
                     raise ValueError("a chunk is not a JSON object")
@@ -201,22 +310,14 @@ async def _read_sse(http: Any, state: StreamState, sink: Sink, watchdog: Watchdo
                     delta = choice.get("delta")
                     piece = delta.get("content") if delta.__class__ is dict else None
                     if piece and piece.__class__ is str:
-                        if state.ttft_s is None:
-                            state.ttft_s = time.perf_counter() - started
-                        piece = repair.feed(piece)
-                        if piece:
-                            parts.append(piece)
-                            state.chars += len(piece)
-                            sink(piece)
+                        text.add(piece)
                     reason = choice.get("finish_reason")
-                    if reason:
-                        _check_finish(reason)
-                        state.finish_reason = reason
+                    if reason is not None:
+                        text.finish(reason)
                 usage = chunk.get("usage")
                 if usage.__class__ is dict:
-                    state.completion_tokens = usage.get("completion_tokens") or state.completion_tokens
-                    state.prompt_tokens = usage.get("prompt_tokens") or state.prompt_tokens
-            if done:
+                    _usage(state, usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"))
+            if state.done:
                 break
     except UnicodeDecodeError:
         raise malformed_stream("utf8", state.chars) from None
@@ -228,47 +329,101 @@ async def _read_sse(http: Any, state: StreamState, sink: Sink, watchdog: Watchdo
             raise
         raise failure from exc
     finally:
-        last = repair.flush()
-        if last:
-            parts.append(last)
-            state.chars += len(last)
-            sink(last)
-    if done:  # read the end of the body (it is usually there already) so the connection is reused
+        text.flush()
+    if state.done:  # read the end of the body (it is usually there already) so the connection is reused
         with contextlib.suppress(Exception):
             async with asyncio.timeout(_DRAIN_S):
                 async for _ in chunks:
                     pass
 
 
-async def _read_wrapper(response: Any, state: StreamState, sink: Sink, watchdog: Watchdog, started: float) -> None:
+class _SdkGuard:
+    """The OpenAI SDK's chunks on their way to LiteLLM's wrapper: counted, and
+    their usage and finish values checked (LiteLLM fails a whole stream on a
+    NaN token count or a dict finish reason; the fast path drops the value)."""
+
+    __slots__ = ("ended", "stream", "text")
+
+    def __init__(self, stream: Any, text: _Text):
+        self.stream = stream
+        self.text = text
+        self.ended = False
+        """The SDK's stream ended by itself ([DONE], or the body's end)."""
+
+    async def chunks(self) -> AsyncIterator[Any]:
+        state = self.text.state
+        try:
+            async for chunk in self.stream:
+                self.text.chunk()
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    counts = [getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens", "total_tokens")]
+                    if not _usage(state, *counts):
+                        chunk.usage = None
+                for choice in getattr(chunk, "choices", None) or ():
+                    value = getattr(choice, "finish_reason", None)
+                    if value is not None and finish_reason(value, state.notes) is None:
+                        choice.finish_reason = None
+                yield chunk
+            self.ended = True
+        finally:
+            with contextlib.suppress(Exception):
+                await self.stream.close()
+
+
+async def _read_wrapper(
+    response: Any, state: StreamState, text: _Text, guard: _SdkGuard | None, watch: BodyWatch | None
+) -> None:
     """The wrapper path: LiteLLM's normalised chunks, one object per chunk."""
-    repair = StreamRepair()
-    clock = time.monotonic
+    finished = False
     try:
         async for chunk in response:
-            watchdog.last = clock()
+            if guard is None:
+                text.chunk()
             usage = getattr(chunk, "usage", None)
             if usage is not None:
-                state.completion_tokens = getattr(usage, "completion_tokens", None) or state.completion_tokens
-                state.prompt_tokens = getattr(usage, "prompt_tokens", None) or state.prompt_tokens
+                _usage(
+                    state, *(getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens", "total_tokens"))
+                )
             choices = chunk.choices
-            if not choices:
-                continue
-            choice = choices[0]
-            if choice.finish_reason:
-                state.finish_reason = choice.finish_reason
-            piece = choice.delta.content if choice.delta is not None else None
-            if piece:
-                if state.ttft_s is None:
-                    state.ttft_s = time.perf_counter() - started
-                piece = repair.feed(piece)
+            if choices:
+                choice = choices[0]
+                piece = choice.delta.content if choice.delta is not None else None
                 if piece:
-                    state.parts.append(piece)
-                    state.chars += len(piece)
-                    sink(piece)
+                    text.add(piece)
+                if choice.finish_reason and _provider_finished(response):
+                    text.finish(choice.finish_reason)
+                    finished = True
+            if not finished and _provider_finished(response):  # LiteLLM holds the finish chunk until the end
+                text.finish(getattr(response, "received_finish_reason", None) or "stop")
+                finished = True
+    except Exception as exc:
+        if isinstance(exc, CellFailure) or not ((guard is not None and guard.ended) or _eof_complaint(response, exc)):
+            raise
+        # LiteLLM refuses a stream that ended without a finish reason. Under an
+        # SDK stream we saw the bytes: `[DONE]` alone is a complete answer;
+        # anything else (and any stream we did not see) is cut (see calls).
+        state.done = watch is not None and watch.done
     finally:
-        last = repair.flush()
-        if last:
-            state.parts.append(last)
-            state.chars += len(last)
-            sink(last)
+        text.flush()
+    if guard is not None and guard.ended and watch is not None and watch.done:
+        state.done = True
+
+
+def _eof_complaint(response: Any, exc: BaseException) -> bool:
+    """`exc` is LiteLLM's wrapper saying the stream ended without a finish
+    reason (it keeps no cause to recognise it by, so its own message is compared)."""
+    make = getattr(type(response), "_stream_eof_error", None)
+    try:
+        said = str(make()) if callable(make) else ""
+    except Exception:
+        return False
+    return bool(said) and said in str(exc)
+
+
+def _provider_finished(response: Any) -> bool:
+    """LiteLLM's wrapper synthesises `finish_reason="stop"` at the end of any
+    stream; only these say the provider itself sent one."""
+    return getattr(response, "received_finish_reason", None) is not None or (
+        getattr(response, "intermittent_finish_reason", None) is not None
+    )

@@ -19,9 +19,16 @@ so that no answer that is still arriving is ever cut off at default settings:
 Precedence: a value given for the run (CLI flag, `RunConfig`) wins, then the
 model's own entry in the model_list, then the environment, then the default.
 
-The watchdog is one timer per attempt. The hot path (one call per network
-read or chunk) only stores the time of the latest chunk; the timer re-arms
-itself from that when it fires early, so per-chunk cost stays a float store.
+"Idle" means no new content: only chunks that carry text (answer or
+thoughts) or a finish reason count, so keep-alive comments and empty chunks
+cannot hold a cell open past the idle limit. Once a finish reason has
+arrived, the answer is whole: a server that then keeps the connection open
+without `[DONE]` gets `AFTER_FINISH_S` (at most the idle limit) to send its
+usage, and the attempt ends as a complete answer, not a timeout.
+
+The watchdog is one timer per attempt. The hot path (one call per chunk with
+text) only stores the time of the latest one; the timer re-arms itself from
+that when it fires early, so per-chunk cost stays a float store.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from .failures import CellFailure
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_IDLE_TIMEOUT_S = 30.0
 DEFAULT_TOKEN_TIMEOUT_S = 1.0
+AFTER_FINISH_S = 2.0
+"""After a finish reason, how long a stream may stay open for its usage and `[DONE]`."""
 
 ENV_TIMEOUT = "ORBENCH_TIMEOUT_S"
 ENV_IDLE_TIMEOUT = "ORBENCH_IDLE_TIMEOUT_S"
@@ -163,9 +172,11 @@ def _timeout_message(kind: str, limits: Limits, chars: int) -> str:
 class Watchdog:
     """Cancels the attempt it guards when a limit is reached, and turns that
     cancellation into a `StreamTimeout` (an outside cancellation, e.g. Stop,
-    passes through untouched). Set `last` to the loop time of each chunk."""
+    passes through untouched). Set `last` to the loop time of each chunk with
+    content; call `finished()` when a finish reason arrives: from then on the
+    attempt ends quietly after a short grace instead of timing out."""
 
-    __slots__ = ("_cancelling", "_chars", "_handle", "_loop", "_start", "_task", "fired", "last", "limits")
+    __slots__ = ("_cancelling", "_chars", "_ends", "_handle", "_loop", "_start", "_task", "fired", "last", "limits")
 
     def __init__(self, limits: Limits, chars: Callable[[], int] = lambda: 0):
         self.limits = limits
@@ -175,6 +186,16 @@ class Watchdog:
         """Characters received so far (for the message)."""
         self.fired: str | None = None
         self._handle: asyncio.TimerHandle | None = None
+        self._ends: float | None = None
+        """Loop time the grace after a finish reason ends; None before one."""
+
+    def finished(self) -> None:
+        """A finish reason arrived: the rest of the stream (usage, `[DONE]`) gets a short grace."""
+        if self._ends is None:
+            self._ends = self._loop.time() + min(AFTER_FINISH_S, self.limits.idle_s)
+            if self._handle is not None:
+                self._handle.cancel()
+            self._arm(self._loop.time())
 
     async def __aenter__(self) -> Watchdog:
         self._loop = asyncio.get_running_loop()
@@ -194,13 +215,20 @@ class Watchdog:
             due = min(due, self.last + lim.idle_s)
         else:
             due = min(due, self._start + lim.first_s, now + lim.idle_s)
+        if self._ends is not None:
+            due = min(self._start + lim.total_s, self._ends)
         self._handle = self._loop.call_at(due, self._check)
 
     def _check(self) -> None:
         now = self._loop.time()
         lim = self.limits
         slack = 1e-3  # the loop may wake a hair early
-        if now + slack >= self._start + lim.total_s:
+        if self._ends is not None:  # after a finish reason only the grace (or the whole limit) counts
+            if now + slack < min(self._ends, self._start + lim.total_s):
+                self._arm(now)
+                return
+            self.fired = "finished"
+        elif now + slack >= self._start + lim.total_s:
             self.fired = "total"
         elif not self.last and now + slack >= self._start + lim.first_s:
             self.fired = "first"
@@ -211,13 +239,16 @@ class Watchdog:
             return
         self._task.cancel()
 
-    async def __aexit__(self, exc_type, exc, tb) -> None:
+    async def __aexit__(self, exc_type, exc, tb) -> bool | None:
         if self._handle is not None:
             self._handle.cancel()
         if self.fired is None:
-            return
+            return None
         # Our cancel, unless someone else cancelled too (Stop): then theirs wins.
         # Whatever the attempt raised after our cancel (CancelledError, or a
         # library's wrapping of it) is a consequence of the limit.
         if self._task.uncancel() <= self._cancelling and exc_type is not None:
+            if self.fired == "finished":
+                return True  # the answer was whole; only its end was not said: done
             raise StreamTimeout(_timeout_message(self.fired, self.limits, self._chars())) from exc
+        return None
