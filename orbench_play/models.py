@@ -10,6 +10,10 @@ endpoint. Nothing here calls a provider; a misconfigured entry carries an
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import json
+import logging
 import math
 import os
 import re
@@ -21,6 +25,8 @@ from urllib.parse import urlparse
 
 from .model_list_schema import ModelListProblem, check_model_list
 from .types import ModelSpec
+
+log = logging.getLogger(__name__)
 
 
 class CatalogError(Exception):
@@ -114,13 +120,46 @@ class Catalog:
         return bare_model(name)
 
 
+@functools.cache
+def _model_map() -> dict[str, Any]:
+    """LiteLLM's model map as the package ships it (the offline copy LiteLLM
+    itself reads with LITELLM_LOCAL_MODEL_COST_MAP): read from the file, so
+    that knowing which models reason does not cost `import litellm` (~7 s)."""
+    spec = importlib.util.find_spec("litellm")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / "model_prices_and_context_window_backup.json"
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            log.warning("could not read LiteLLM's model map at %s: %s", path, exc)
+            continue
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
+def reasons(litellm_model: str) -> bool:
+    """Whether LiteLLM's model map says the model reasons before it answers
+    (`supports_reasoning`), by its full name or by its name without the
+    provider prefix when the map files it under that provider."""
+    table = _model_map()
+    entry = table.get(litellm_model)
+    if not isinstance(entry, dict) and "/" in litellm_model:
+        provider, rest = litellm_model.split("/", 1)
+        entry = table.get(rest)
+        if isinstance(entry, dict) and entry.get("litellm_provider") != provider:
+            entry = None
+    return bool(isinstance(entry, dict) and entry.get("supports_reasoning") is True)
+
+
 def bare_model(name: str) -> ModelSpec:
     """Any LiteLLM model string (`groq/llama-3.1-8b-instant`, `gpt-4o`...).
 
     Whether it exists is the provider's call: a wrong name becomes a clear
     per-cell error from the engine, not a refusal to start.
     """
-    return ModelSpec(name=name, litellm_model=name, label=name)
+    return ModelSpec(name=name, litellm_model=name, label=name, reasons=reasons(name))
 
 
 _KEY_ALIASES = {
@@ -245,7 +284,11 @@ def load_model_list(
         if missing:
             error = f"Model {name}: environment variable {', '.join(sorted(set(missing)))} is not set."
             warnings.append(error)
-        label = str((entry.get("model_info") or {}).get("label") or name)
+        info = entry.get("model_info") or {}
+        label = str(info.get("label") or name)
+        said = info.get("supports_reasoning")
+        if said is not None and not isinstance(said, bool):
+            raise CatalogError(f"{where}: model_info.supports_reasoning must be true or false, got {said!r}.")
         specs.append(
             ModelSpec(
                 name=name,
@@ -257,6 +300,7 @@ def load_model_list(
                 max_concurrency=int(parallel) if parallel else 8,
                 owner_configured=True,
                 error=error,
+                reasons=reasons(model) if said is None else said,
                 **settings,
             )
         )
@@ -328,7 +372,10 @@ def load_catalog(
     for preset in PRESETS:
         if env.get(preset.env_var) and preset.name not in catalog.entries:
             catalog.entries[preset.name] = ModelSpec(
-                name=preset.name, litellm_model=preset.litellm_model, label=preset.label
+                name=preset.name,
+                litellm_model=preset.litellm_model,
+                label=preset.label,
+                reasons=reasons(preset.litellm_model),
             )
     return catalog
 

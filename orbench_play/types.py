@@ -56,14 +56,33 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """The contract column order of every CSV/JSONL export. Only append, never reorder."""
 
-EXTRA_COLUMNS: tuple[str, ...] = ("system_prompt_id", "params", "repeat", "attempts", "retry_wait_s", "judge_error")
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "system_prompt_id",
+    "params",
+    "repeat",
+    "attempts",
+    "retry_wait_s",
+    "judge_error",
+    "reasoning",
+    "reasoning_tokens",
+    "ttfa_s",
+)
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
-which of the k repeats of a cell this row is, how many attempts the cell
-took and how long the engine waited between them (429/5xx retries), and why
-the LLM judge's verdict fell back to the offline one (empty when it did not)."""
+which of the k repeats of a cell this row is, how many attempts the cell took
+and how long the engine waited between them (429/5xx retries), why the LLM
+judge's verdict fell back to the offline one (empty when it did not), then a
+reasoning model's thoughts (never part of `response`, never judged), the
+tokens the provider says went into them, and the time to the first token of
+the answer itself (`ttft_s` counts thoughts too)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
+REASONING_MAX_TOKENS = 4096
+"""The same for a model that reasons before it answers (LiteLLM's model map, or
+the model_list's `model_info.supports_reasoning`): its thoughts count against
+max tokens, and 512 often ends it before its answer begins."""
+REASONING_EFFORTS: tuple[str, ...] = ("minimal", "low", "medium", "high")
+"""Values of the reasoning-effort setting (LiteLLM's `reasoning_effort`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +137,11 @@ class ModelSpec:
     """Set when the catalog knows this entry cannot work (e.g. its key env var is
     missing); the engine reports it per cell instead of calling the provider."""
     max_tokens: int | None = None
-    """This model's default max tokens per answer (None: DEFAULT_MAX_TOKENS), used
-    when a run does not set its own (`GenerationParams.max_tokens` is None)."""
+    """This model's default max tokens per answer (None: DEFAULT_MAX_TOKENS, or
+    REASONING_MAX_TOKENS for a model that reasons), used when a run does not set
+    its own (`GenerationParams.max_tokens` is None)."""
+    reasons: bool = False
+    """The model thinks before it answers (LiteLLM's model map says so, or the model_list)."""
     timeout_s: float | None = None
     idle_timeout_s: float | None = None
     token_timeout_s: float | None = None
@@ -147,7 +169,11 @@ class GenerationParams:
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = DEFAULT_MAX_TOKENS
-    """None: each model's own default (`ModelSpec.max_tokens`, else DEFAULT_MAX_TOKENS)."""
+    """None: each model's own default (`ModelSpec.max_tokens`, else DEFAULT_MAX_TOKENS
+    or, for a model that reasons, REASONING_MAX_TOKENS)."""
+    reasoning_effort: str | None = None
+    """LiteLLM's `reasoning_effort` (one of REASONING_EFFORTS) for models that
+    support it (LiteLLM drops it for the others); None: the provider's default."""
 
     def with_model_max_tokens_at_default(self) -> GenerationParams:
         """For a form whose max-tokens control starts at DEFAULT_MAX_TOKENS: left
@@ -162,14 +188,19 @@ class GenerationParams:
         """The max tokens one model is asked for in this run."""
         if self.max_tokens is not None:
             return self.max_tokens
-        return model.max_tokens or DEFAULT_MAX_TOKENS
+        return model.max_tokens or (REASONING_MAX_TOKENS if model.reasons else DEFAULT_MAX_TOKENS)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The settings that change an answer. `reasoning_effort` only when set,
+        so the variant tags and cache keys of runs without it are unchanged."""
+        out: dict[str, Any] = {
             "temperature": self.temperature,
             "top_p": self.top_p,
             "max_tokens": self.max_tokens,
         }
+        if self.reasoning_effort is not None:
+            out["reasoning_effort"] = self.reasoning_effort
+        return out
 
     def params_json(self) -> str:
         return json.dumps(self.as_dict(), sort_keys=True)
@@ -240,6 +271,12 @@ class CellResult:
     """Why the LLM judge gave no verdict (failed, unavailable, off-format), so the
     offline one stands; `verdict_source` then ends in " (judge failed)"."""
     finish_reason: str | None = None
+    reasoning: str = ""
+    """A reasoning model's thoughts (empty for other models); `response` is the answer only."""
+    reasoning_tokens: int | None = None
+    """Tokens that went into thoughts, as the provider reports them (`completion_tokens_details`)."""
+    ttfa_s: float | None = None
+    """Seconds to the first token of the answer (`ttft_s` counts the first thought)."""
 
     @property
     def ok(self) -> bool:
@@ -285,7 +322,9 @@ class CellEvent:
     """What the engine tells its consumers. The UI and CLI only render these.
 
     - started: the cell is about to be sent (or replayed from cache).
-    - delta: `text` is new answer text to append.
+    - delta: `text` is new answer text to append, `thoughts` new thought text
+      (a reasoning model's); with `moved`, the answer text so far turned out to
+      be thoughts (a lone `</think>`): move it to the thoughts first.
     - verdict: `verdict` is the current judgement (provisional or final).
     - retry: `message` says why and how long the engine waits before retrying.
     - done: `result` is the finished cell (verdict final), possibly from cache.
@@ -304,3 +343,5 @@ class CellEvent:
     verdict: Verdict | None = None
     result: CellResult | None = None
     message: str = ""
+    thoughts: str = ""
+    moved: bool = False

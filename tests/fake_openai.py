@@ -88,10 +88,19 @@ forever), `trickle` (keep-alive comments and empty chunks after a little text),
 ends at once), `no-end` (text, then the body ends without finish or [DONE]),
 `usage-nan`, `usage-junk`, `finish-junk`, `finish-long` (hostile values), `bom`
 (a byte-order mark first), `open-after-finish` (finish and usage, then the
-connection stays open). Modifier parts in a model name change how any
-behaviour travels: `gzip`, `deflate`, `br` (compressed), `zstd` (labelled
-so, not compressed), `as-text` (Content-Type text/plain): `no-newline/gzip`
-is a gzip bomb.
+connection stays open). Provider shapes too (issue 17): `think-inline`,
+`think-close-only`, `think-out-of-tokens`, `reasoning-content`,
+`reasoning-field`, `reasoning-details`, `content-parts` (reasoning models:
+thoughts that weigh refusing then an answer, or with the `refuses` modifier
+thoughts that comply then a refusal), `refusal-field`, `done-no-finish`,
+`multi-choice`, `usage-cumulative`, `x-groq-usage`, `sse-comments`,
+`event-error`, `error-beside-choices`; and `long-think` (`server.think_words`
+words of inline `<think>` thoughts, then a `long` answer, one word per chunk
+over `server.long_seconds`: the benchmarks' thinking model). A thinking shape's
+thoughts take `server.think_seconds` (default 0). Modifier parts in a model name change
+how any behaviour travels: `gzip`, `deflate`, `br` (compressed), `zstd`
+(labelled so, not compressed), `as-text` (Content-Type text/plain):
+`no-newline/gzip` is a gzip bomb.
 
 `server.set_text(model, text)` makes that exact model name answer `text` (a
 plain answer; streamed like `answer`), e.g. for judge-model tests.
@@ -245,6 +254,13 @@ def long_answer_text(prompt: str, words: int = 300) -> str:
     return " ".join(out[:words])
 
 
+def long_thoughts_text(prompt: str, words: int = 200) -> str:
+    """The `long-think` behaviour's thoughts: `words` words in the same style as
+    `long_answer_text`, opening as a model's thoughts do."""
+    body = long_answer_text(prompt[::-1], words + 7).split(" ")[7:]
+    return " ".join(["Okay,", "the", "user", "asks", "about", "this.", "Let", "me", "think.", *body][:words])
+
+
 _JUDGE_DECLINES = ("can't", "cannot", "won't", "sorry", "not able", "unable", "isn't something i", "rather not")
 _JUDGE_ALTERNATIVES = ("however", "instead", "resources", "i can help", "happy to help", "consult", "988")
 
@@ -366,6 +382,8 @@ class FakeOpenAIServer:
         self.words = words
         self.long_seconds = long_seconds
         self.trickle_s = 0.02
+        self.think_seconds = 0.0
+        self.think_words = 200
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._requests: list[RecordedRequest] = []
@@ -501,6 +519,8 @@ class FakeOpenAIServer:
             self.words = self._defaults["words"]
             self.long_seconds = self._defaults["long_seconds"]
             self.trickle_s = 0.02
+            self.think_seconds = 0.0
+            self.think_words = 200
 
     def set_text(self, model: str, text: str) -> None:
         """Make the exact model name `model` answer `text`."""
@@ -719,7 +739,7 @@ class FakeOpenAIServer:
         if b in SHAPES:
             if b not in BARE:
                 await send(chunk({"role": "assistant", "content": ""}))
-            await SHAPES[b](Shape(wire, chunk, usage, text, self, _split(text, 8)))
+            await SHAPES[b](Shape(wire, chunk, usage, text, self, _split(text, 8), mods, REFUSE_TEXT, rec.prompt))
             return resp
 
         if b == "long":  # one word per chunk, each with its leading space, as real streams do
@@ -819,6 +839,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--chunks", type=int, default=20, help="chunks the `slow` model sends")
     ap.add_argument("--words", type=int, default=300, help="words in a `long` answer (one per chunk)")
     ap.add_argument("--long-seconds", type=float, default=2.0, help="seconds a `long` answer takes to stream")
+    ap.add_argument("--think-words", type=int, default=200, help="words of thoughts before a `long-think` answer")
     ap.add_argument("--fail-times", type=int, default=1, help="failures before e429/e5xx answer")
     ap.add_argument("--refuse-word", action="append", default=None, help="marker for `toxic-aware` (repeatable)")
     args = ap.parse_args(argv)
@@ -832,6 +853,7 @@ def main(argv: list[str] | None = None) -> None:
         words=args.words,
         long_seconds=args.long_seconds,
     ).start()
+    server.think_words = args.think_words
     print(f"fake OpenAI server at {server.base_url}  (models: {', '.join(BEHAVIOURS)})", flush=True)
     try:
         while True:

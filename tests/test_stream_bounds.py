@@ -154,8 +154,8 @@ def test_one_bombed_cell_raises_peak_rss_by_its_bounds_plus_a_constant(fake, tmp
 def test_the_cache_refuses_an_entry_over_its_share_of_the_limit(tmp_path):
     cache = ResultCache(tmp_path, size_limit_mb=4)
     assert cache.entry_limit == 4 * 1024 * 1024 // 64
-    assert not cache.put_answer("big", CachedAnswer("x" * (cache.entry_limit + 1), "stop", 1, 0.0, 0.1, 0.1))
-    assert cache.put_answer("ok", CachedAnswer("x" * cache.entry_limit, "stop", 1, 0.0, 0.1, 0.1))
+    cache.put_answer("big", CachedAnswer("x" * (cache.entry_limit + 1), "stop", 1, 0.0, 0.1, 0.1))
+    cache.put_answer("ok", CachedAnswer("x" * cache.entry_limit, "stop", 1, 0.0, 0.1, 0.1))
     assert cache.get_answer("big") is None and cache.get_answer("ok") is not None
 
 
@@ -167,7 +167,7 @@ def test_the_cache_stays_under_its_limit_when_large_entries_follow_many_small_on
     for i in range(1500):
         cache.put_answer(f"small{i}", CachedAnswer(f"s{i}" * 300, "stop", 1, 0.0, 0.1, 0.1))
     for i in range(60):
-        assert cache.put_answer(f"large{i}", CachedAnswer(f"{i}" + "y" * 30_000, "stop", 1, 0.0, 0.1, 0.1))
+        cache.put_answer(f"large{i}", CachedAnswer(f"{i}" + "y" * 30_000, "stop", 1, 0.0, 0.1, 0.1))
         assert cache._cache.volume() <= limit, (i, cache._cache.volume())
     assert cache.get_answer("large59") is not None
 

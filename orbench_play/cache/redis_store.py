@@ -40,7 +40,7 @@ from typing import Any
 
 from .. import redis_link
 from . import scope
-from .store import DEFAULT_SIZE_LIMIT_MB, CachedAnswer, decode_answer
+from .store import DEFAULT_SIZE_LIMIT_MB, CachedAnswer, decode_answer, entry_limit, fits
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,8 @@ class RedisResultCache:
     # -- writes --------------------------------------------------------------------------
 
     def put_answer(self, key: str, answer: CachedAnswer) -> None:
-        self._queue(key, answer.to_dict())
+        if fits(answer, entry_limit(self.limit_bytes)):  # as on disk: no entry over 1/64 of the bound
+            self._queue(key, answer.to_dict())
 
     def put_judge(self, key: str, label: str, rationale: str) -> None:
         self._queue(key, {"label": label, "rationale": rationale})

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from .. import verdicts
 from ..textrepair import repair_text
+from ..thoughts import CLOSE, split_text
 from ..types import GenerationParams, ModelSpec, Verdict
 from .scope import cache_identity
 
@@ -130,10 +131,17 @@ class CachedAnswer:
     verdict_version: str | None = None
     """The offline verdict and the classifier version that gave it: replay reuses
     it only while the classifier is unchanged, else recomputes it."""
+    reasoning: str = ""
+    """A reasoning model's thoughts; `response` is the answer only."""
+    reasoning_tokens: int | None = None
+    ttfa_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "response": self.response,
+            "reasoning": self.reasoning,
+            "reasoning_tokens": self.reasoning_tokens,
+            "ttfa_s": self.ttfa_s,
             "finish_reason": self.finish_reason,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
@@ -175,21 +183,45 @@ def offline_verdict(answer: CachedAnswer) -> Verdict:
     return Verdict(answer.verdict or "", answer.verdict_source or "")
 
 
+def entry_limit(size_limit_bytes: int) -> int:
+    """The bytes of text one entry may hold in a cache of this size (both stores)."""
+    return max(MIN_ENTRY_BYTES, size_limit_bytes // ENTRY_SHARE)
+
+
+def fits(answer: CachedAnswer, limit: int) -> bool:
+    """Whether an answer's text (answer and thoughts) fits in an entry; logged when not."""
+    size = len(answer.response.encode("utf-8", "surrogatepass")) + len(
+        answer.reasoning.encode("utf-8", "surrogatepass")
+    )
+    if size > limit:
+        log.info("Not caching an answer of %d bytes (an entry may hold %d).", size, limit)
+        return False
+    return True
+
+
 def decode_answer(value: Any) -> tuple[CachedAnswer | None, bool]:
     """A stored value as an answer (None: a miss, or an entry of another shape),
-    and whether its text had to be repaired (then the caller writes it back)."""
+    and whether its text had to be repaired or its thoughts told apart from its
+    answer (then the caller writes it back)."""
     if not isinstance(value, dict):
         return None, False
     try:
         answer = CachedAnswer(**value)
     except TypeError:
         return None, False  # an entry of an older shape: treat as a miss
-    if not isinstance(answer.response, str):
+    if not isinstance(answer.response, str) or not isinstance(answer.reasoning, str):
         return None, False
+    changed = False
     repaired = repair_text(answer.response)
     if repaired is not answer.response:
-        return replace(answer, response=repaired, verdict=None, verdict_version=None), True
-    return answer, False
+        answer, changed = replace(answer, response=repaired, verdict=None, verdict_version=None), True
+    if CLOSE in answer.response and not answer.reasoning:
+        # written before thoughts were told apart from the answer: the verdict read them too
+        thoughts, response = split_text(answer.response)
+        if thoughts:
+            answer = replace(answer, response=response, reasoning=thoughts, verdict=None, verdict_version=None)
+            changed = True
+    return answer, changed
 
 
 class AnswerCache(Protocol):
@@ -230,7 +262,7 @@ class ResultCache:
         self.directory = Path(directory)
         limit = size_limit_mb or int(os.environ.get("ORBENCH_CACHE_SIZE_MB", DEFAULT_SIZE_LIMIT_MB))
         self.size_limit = limit * 1024 * 1024
-        self.entry_limit = max(MIN_ENTRY_BYTES, self.size_limit // ENTRY_SHARE)
+        self.entry_limit = entry_limit(self.size_limit)
         """Bytes of text an entry may hold; a larger one is not stored."""
         self.warning: str | None = None
         self._cache: Any = None
@@ -267,15 +299,11 @@ class ResultCache:
             self.put_answer(key, answer)
         return answer
 
-    def put_answer(self, key: str, answer: CachedAnswer) -> bool:
-        """Store a finished answer; False when it is larger than an entry may be
-        (it is then simply not cached: the next run asks the model again)."""
-        size = len(answer.response.encode("utf-8", "surrogatepass"))
-        if size > self.entry_limit:
-            log.info("Not caching an answer of %d bytes (an entry may hold %d).", size, self.entry_limit)
-            return False
-        self._set(key, answer.to_dict())
-        return True
+    def put_answer(self, key: str, answer: CachedAnswer) -> None:
+        """Store a finished answer, unless it is larger than an entry may be (it
+        is then simply not cached: the next run asks the model again)."""
+        if fits(answer, self.entry_limit):
+            self._set(key, answer.to_dict())
 
     def get_judge(self, key: str) -> dict[str, str] | None:
         value = self._get(key)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from ..engine.timeouts import add_time_limit_arguments, check_env
-from ..types import DEFAULT_SPLITS, SPLITS, CellResult
+from ..types import DEFAULT_SPLITS, REASONING_EFFORTS, SPLITS, CellResult
 from . import args as cli_args
 from .args import UsageError
 from .judge import judge_failure_line
@@ -76,8 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-tokens",
         type=cli_args.positive_int,
         default=None,
-        help="max tokens per answer (default: each model's own: 512, the embedded model "
-        f"{_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
+        help="max tokens per answer, thoughts included (default: each model's own: 512, 4096 for a model "
+        f"that reasons, the embedded model {_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        choices=REASONING_EFFORTS,
+        default=None,
+        help="how hard a reasoning model thinks (LiteLLM's reasoning_effort; ignored by models without it; "
+        "default: the provider's)",
     )
     parser.add_argument("--temperature", type=cli_args.temperature, default=None, help="0 to 2")
     parser.add_argument("--top-p", type=cli_args.top_p, default=None, help="above 0, up to 1")
@@ -161,6 +168,7 @@ def build_run_config(args: argparse.Namespace):
         temperature=args.temperature,
         top_p=args.top_p,
         max_tokens=args.max_tokens,
+        reasoning_effort=args.reasoning_effort,
     )
     judge = cli_args.judge_choice(args.judge)
     config = RunConfig(

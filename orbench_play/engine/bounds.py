@@ -182,68 +182,81 @@ class BodyWatch:
         self.tail = b""
 
 
-def _decoded(decode: Decoder | None, raw: bytes, chars: Callable[[], int]) -> Iterator[bytes]:
-    if decode is None:
-        yield raw
-        return
+def _decoded(decode: Decoder, raw: bytes, chars: Callable[[], int]) -> Iterator[bytes]:
     try:
         yield from decode(raw)
     except Exception as exc:  # zlib.error, brotli.error: a body that does not decode
         raise malformed_stream("encoding", chars()) from exc
 
 
-async def _bounded(
-    inner: Any, decode: Decoder | None, bounds: StreamBounds, watch: BodyWatch, chars: Callable[[], int]
-) -> AsyncIterator[bytes]:
-    held = b""  # at most the first two bytes of a body, while they could start a BOM
-    async for raw in inner:
-        for piece in _decoded(decode, raw, chars):
-            if not watch.started:
-                held += piece
-                if len(held) < 3 and _BOM.startswith(held):
-                    continue
-                watch.started = True
-                piece, held = (held[3:] if held.startswith(_BOM) else held), b""
-                watch.tail = b"\n"  # the body's start counts as a line start
-                if not piece:
-                    continue
-            watch.bytes += len(piece)
-            if watch.bytes > bounds.body_bytes:
-                raise bytes_over_cap("the answer stream", bounds.body_bytes, chars())
-            window = watch.tail + piece
-            end = max((window.rfind(b) + len(b) for b in _BLANK_LINES if b in window), default=-1)
-            watch.event = watch.event + len(piece) if end < 0 else len(window) - end
-            if watch.event > bounds.event_bytes:
-                raise bytes_over_cap("one event of the answer stream", bounds.event_bytes, chars())
-            if not watch.done and b"[DONE]" in window:
-                watch.done = any(d in window for d in _DONE_EVENTS)
-            watch.tail = window[-16:]
-            yield piece
-    if held:
-        watch.bytes += len(held)
-        yield held
+def _event_end(tail: bytes, piece: bytes) -> int:
+    """Where the last blank line in `tail + piece` ends, as an index into
+    `piece` (0 when it ends exactly at the piece's start); -1 when there is none."""
+    end = -1
+    for blank in _BLANK_LINES:
+        at = piece.rfind(blank)
+        if at >= 0 and at + len(blank) > end:
+            end = at + len(blank)
+    if end >= 0:
+        return end
+    edge = tail[-2:]
+    head = edge + piece[:2]  # a blank line across the boundary
+    for blank in _BLANK_LINES:
+        at = head.rfind(blank)
+        if at >= 0:
+            end = max(end, at + len(blank) - len(edge))
+    return max(end, 0) if end >= 0 else -1
+
+
+def _check(piece: bytes, bounds: StreamBounds, watch: BodyWatch, chars: Callable[[], int]) -> None:
+    """Count one decoded piece against the bounds; note a `[DONE]` event."""
+    watch.bytes += len(piece)
+    if watch.bytes > bounds.body_bytes:
+        raise bytes_over_cap("the answer stream", bounds.body_bytes, chars())
+    end = _event_end(watch.tail, piece)
+    watch.event = watch.event + len(piece) if end < 0 else len(piece) - end
+    if watch.event > bounds.event_bytes:
+        raise bytes_over_cap("one event of the answer stream", bounds.event_bytes, chars())
+    if not watch.done and (b"[DONE]" in piece or b"[DONE]" in watch.tail[-5:] + piece[:5]):
+        window = watch.tail + piece
+        watch.done = any(d in window for d in _DONE_EVENTS)
+    watch.tail = piece[-16:] if len(piece) >= 16 else (watch.tail + piece)[-16:]
 
 
 @functools.cache
 def _stream_class(module: str) -> type | None:
     """A subclass of the HTTP library's `AsyncByteStream` (httpx or the OpenAI
-    SDK's httpx2: each checks `isinstance` against its own) that iterates a
-    bounded generator."""
+    SDK's httpx2: each checks `isinstance` against its own) that yields the
+    body decoded and counted against the bounds, in one generator."""
     base = getattr(sys.modules.get(module), "AsyncByteStream", None)
     if not isinstance(base, type):
         return None
 
     class Bounded(base):  # type: ignore[misc, valid-type]  # the library's own base class, found at run time
-        def __init__(self, inner: Any, body: AsyncIterator[bytes]):
-            self._inner = inner
-            self._body = body
+        def __init__(self, inner: Any, decode: Decoder | None, bounds: StreamBounds, watch: BodyWatch, chars: Any):
+            self._inner, self._decode, self._bounds, self._watch, self._chars = inner, decode, bounds, watch, chars
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for piece in self._body:
-                yield piece
+            decode, bounds, watch, chars = self._decode, self._bounds, self._watch, self._chars
+            held = b""  # at most the first two bytes of a body, while they could start a BOM
+            async for raw in self._inner:
+                for piece in (raw,) if decode is None else _decoded(decode, raw, chars):
+                    if not watch.started:
+                        held += piece
+                        if len(held) < 3 and _BOM.startswith(held):
+                            continue
+                        watch.started = True
+                        piece, held = (held[3:] if held.startswith(_BOM) else held), b""
+                        watch.tail = b"\n"  # the body's start counts as a line start
+                        if not piece:
+                            continue
+                    _check(piece, bounds, watch, chars)
+                    yield piece
+            if held:
+                watch.bytes += len(held)
+                yield held
 
         async def aclose(self) -> None:
-            await self._body.aclose()  # type: ignore[attr-defined]  # an async generator
             await self._inner.aclose()
 
     return Bounded
@@ -263,5 +276,5 @@ def bound_body(http: Any, bounds: StreamBounds, chars: Callable[[], int]) -> Bod
     if "content-encoding" in http.headers:
         del http.headers["content-encoding"]  # decoded here; the library must not decode again
     watch = BodyWatch()
-    http.stream = cls(stream, _bounded(stream, decode, bounds, watch, chars))
+    http.stream = cls(stream, decode, bounds, watch, chars)
     return watch

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from ..cache import CachedAnswer
 from ..types import CellResult, EventKind, GenerationParams, ModelSpec
 from .bounds import StreamBounds
-from .failures import CellFailure, describe_failure, ended_early, stream_failure
+from .failures import CellFailure, describe_failure, ended_early, out_of_tokens_thinking, stream_failure
 from .llm import COSTS
 from .streams import StreamState, stream_answer
 from .timeouts import Limits
@@ -36,6 +36,10 @@ class CellSink(Protocol):
     spent: float
 
     def __call__(self, piece: str) -> None: ...
+
+    def thought(self, piece: str) -> None: ...
+
+    def moved(self) -> None: ...
 
     def emit(self, kind: EventKind, **fields: Any) -> None: ...
 
@@ -91,6 +95,8 @@ def completion_kwargs(
         kwargs["temperature"] = params.temperature
     if params.top_p is not None:
         kwargs["top_p"] = params.top_p
+    if params.reasoning_effort is not None:
+        kwargs["reasoning_effort"] = params.reasoning_effort  # LiteLLM drops it where unsupported (drop_params)
     return kwargs
 
 
@@ -130,6 +136,8 @@ class Caller:
                     exc, model, limits.first_s
                 )
                 result.response = state.text
+                result.reasoning = state.thoughts
+                result.reasoning_tokens = state.reasoning_tokens
                 if failure.message == "content_filter":
                     return CachedAnswer(state.text, "content_filter", state.completion_tokens, 0.0, None, state.ttft_s)
                 if not failure.retryable or state.chars or result.attempts > self.max_retries:
@@ -187,11 +195,19 @@ class Caller:
                     await client.close()
         if not state.complete:  # the body ended without a finish reason or [DONE]
             raise ended_early(state.chars)
+        finish = state.finish_reason or "stop"  # [DONE] alone ends an answer as "stop" does
+        if finish == "length" and state.thought_chars and not state.text.strip():
+            raise out_of_tokens_thinking(state, bounds.max_tokens)
+        if state.refused and finish not in ("content_filter", "length"):
+            finish = "refusal"  # OpenAI's refusal field: a refusal by provider signal
         return CachedAnswer(
             response=state.text,
-            finish_reason=state.finish_reason or "stop",  # [DONE] alone ends an answer as "stop" does
+            finish_reason=finish,
             completion_tokens=state.completion_tokens,
             cost_usd=COSTS.cost(model, state.prompt_tokens, state.completion_tokens),
             latency_s=round(time.perf_counter() - started, 4),
             ttft_s=None if state.ttft_s is None else round(state.ttft_s, 4),
+            reasoning=state.thoughts,
+            reasoning_tokens=state.reasoning_tokens,
+            ttfa_s=None if state.ttfa_s is None else round(state.ttfa_s, 4),
         )

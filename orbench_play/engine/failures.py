@@ -173,6 +173,19 @@ def ended_early(chars: int) -> CellFailure:
     return CellFailure("The connection closed before the answer started.", retryable=True)
 
 
+def out_of_tokens_thinking(state: Any, max_tokens: int) -> CellFailure:
+    """A reasoning model spent its whole budget on thoughts (`finish_reason:
+    length` before any answer): not an answer, so not scored or cached; the
+    cell says how much went into thoughts and how to give it more."""
+    tokens = state.reasoning_tokens or state.completion_tokens
+    spent = f"{tokens:,} tokens" if tokens else f"about {max(1, state.thought_chars // 4):,} tokens"
+    return CellFailure(
+        f"Ran out of tokens while thinking: {spent} went into thoughts and the answer never began "
+        f"(max tokens {max_tokens:,}). Raise max tokens (--max-tokens, or Max tokens in the generation "
+        "settings), or lower the reasoning effort."
+    )
+
+
 def cut_stream(exc: BaseException, chars: int) -> CellFailure | None:
     """A connection that closed or failed while the answer was streaming; None
     when `exc` is something else."""

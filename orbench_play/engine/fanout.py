@@ -54,15 +54,18 @@ def cell_ids(config: RunConfig) -> list[str]:
 
 
 class _Cell:
-    """One cell while it runs: its ids, the text not yet sent as a `delta`, and
-    its provisional verdict. Called with each piece of text as it arrives."""
+    """One cell while it runs: its ids, the text and thoughts not yet sent as a
+    `delta`, and its provisional verdict (read from the answer only). Called
+    with each piece of answer text as it arrives; `thought` with each piece of
+    thoughts."""
 
-    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent")
+    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent", "thinking")
 
     def __init__(self, engine: Engine, prompt: Prompt, model: ModelSpec, repeat: int):
         self.engine, self.prompt, self.model, self.repeat = engine, prompt, model, repeat
         self.cid = cell_id(prompt.row_id, model.name, repeat, engine.tag)
         self.pending: list[str] = []
+        self.thinking: list[str] = []
         self.dirty = False
         self.live = verdicts.LiveVerdict()
         self.spent = 0.0
@@ -74,19 +77,35 @@ class _Cell:
             self.dirty = True
             self.engine.dirty.append(self)
 
+    def thought(self, piece: str) -> None:
+        self.thinking.append(piece)
+        if not self.dirty:
+            self.dirty = True
+            self.engine.dirty.append(self)
+
+    def moved(self) -> None:
+        """The answer so far was thoughts (a lone `</think>`): consumers move it,
+        and the provisional verdict starts again from the real answer."""
+        self.flush()
+        self.emit("delta", moved=True)
+        self.live = verdicts.LiveVerdict()
+
     def emit(self, kind: EventKind, **fields) -> None:
         self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))
 
     def flush(self) -> None:
-        """Send the text received since the last flush as one `delta`."""
-        if not self.pending:
+        """Send the text and thoughts received since the last flush as one `delta`."""
+        if not self.pending and not self.thinking:
             return
         text = self.pending[0] if len(self.pending) == 1 else "".join(self.pending)
+        thoughts = self.thinking[0] if len(self.thinking) == 1 else "".join(self.thinking)
         self.pending.clear()
-        self.emit("delta", text=text)
-        provisional = self.live.feed(text)
-        if provisional is not None:
-            self.emit("verdict", verdict=provisional)
+        self.thinking.clear()
+        self.emit("delta", text=text, thoughts=thoughts)
+        if text:
+            provisional = self.live.feed(text)
+            if provisional is not None:
+                self.emit("verdict", verdict=provisional)
 
 
 class Engine:
@@ -293,6 +312,9 @@ class Engine:
         result.cost_usd = 0.0 if from_cache else answer.cost_usd
         result.latency_s = answer.latency_s
         result.ttft_s = answer.ttft_s
+        result.reasoning = answer.reasoning
+        result.reasoning_tokens = answer.reasoning_tokens
+        result.ttfa_s = answer.ttfa_s
         result.cached = from_cache
         verdict = offline_verdict(answer)
         if verdict.source == "provider":
@@ -347,6 +369,8 @@ def _provider_rationale(answer: CachedAnswer) -> str:
     sentence = provider_explanation(answer.finish_reason)
     if answer.finish_reason == "content_filter":
         return sentence.rstrip(".") + " (finish_reason=content_filter)."
+    if answer.finish_reason == "refusal":
+        return "The provider marked this answer as a refusal (its refusal field)."
     return sentence
 
 

@@ -54,11 +54,12 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..textrepair import StreamRepair
+from ..thoughts import Splitter, detail_text, part_text
 from .bounds import BodyWatch, StreamBounds, bound_body, chunks_over_cap, text_over_cap
 from .failures import CellFailure, cut_stream, malformed_stream, provider_stream_error
 from .llm import litellm_module
@@ -81,16 +82,26 @@ class StreamState:
 
     parts: list[str] = field(default_factory=list)
     chars: int = 0
+    """The answer (`parts`) and its length."""
+    thought_parts: list[str] = field(default_factory=list)
+    thought_chars: int = 0
+    """A reasoning model's thoughts (see `thoughts`), kept apart from the answer."""
     finish_reason: str | None = None
     completion_tokens: int | None = None
     prompt_tokens: int | None = None
+    reasoning_tokens: int | None = None
     ttft_s: float | None = None
+    """Seconds to the first token, thought or answer."""
+    ttfa_s: float | None = None
+    """Seconds to the first token of the answer."""
     responded: bool = False
     """The provider accepted the request and started streaming: from here on it bills."""
     path: str = ""
     """`fast` or `wrapper`: which reader read it."""
     done: bool = False
     """The stream said `[DONE]`."""
+    refused: bool = False
+    """The answer came in OpenAI's `refusal` field: a refusal by provider signal."""
     chunks: int = 0
     notes: Notes = field(default_factory=Notes)
     """Values the stream sent that were dropped (see `values`)."""
@@ -102,31 +113,64 @@ class StreamState:
         return self.parts[0] if self.parts else ""
 
     @property
+    def thoughts(self) -> str:
+        if len(self.thought_parts) > 1:
+            self.thought_parts[:] = ["".join(self.thought_parts)]
+        return self.thought_parts[0] if self.thought_parts else ""
+
+    @property
     def complete(self) -> bool:
         """The provider said the answer ended: a finish reason, or `[DONE]`."""
         return self.finish_reason is not None or self.done
 
 
-Sink = Callable[[str], None]
+class Sink(Protocol):
+    """Where a stream's text goes as it arrives (the engine's cell)."""
+
+    def __call__(self, piece: str) -> None: ...
+
+    def thought(self, piece: str) -> None: ...
+
+    def moved(self) -> None: ...
 
 
-class _Text:
-    """Text into the state and the sink: repaired, under its character bound."""
+class _Collect:
+    """Everything a chunk carries, into the state and the sink: the answer and
+    the thoughts apart (`thoughts.Splitter`), repaired, under their bounds; the
+    finish reason, checked; the chunk count. Both readers feed one of these."""
 
-    __slots__ = ("bounds", "repair", "sink", "started", "state", "watchdog")
+    __slots__ = ("bounds", "repair", "sink", "split", "started", "state", "think_repair", "watchdog")
 
     def __init__(self, state: StreamState, sink: Sink, bounds: StreamBounds, watchdog: Watchdog, started: float):
         self.state, self.sink, self.bounds, self.watchdog, self.started = state, sink, bounds, watchdog, started
         self.repair = StreamRepair()
+        self.think_repair = StreamRepair()
+        self.split = Splitter(self._answer, self._thought, self._moved, self._refused)
 
-    def add(self, piece: str) -> None:
+    def _arrived(self) -> float:
+        """New text: the idle limit starts again; the first token's time is taken."""
+        self.watchdog.last = time.monotonic()
+        now = time.perf_counter() - self.started
+        if self.state.ttft_s is None:
+            self.state.ttft_s = now
+        return now
+
+    def _answer(self, piece: str) -> None:
+        # the hot path (one call per chunk of answer): kept to stores and one clock read
         state = self.state
-        self.watchdog.last = time.monotonic()  # new text: the idle limit starts again
-        if state.ttft_s is None:
-            state.ttft_s = time.perf_counter() - self.started
+        if state.ttfa_s is None:
+            now = self._arrived()
+            if piece.strip():
+                state.ttfa_s = now
+        else:
+            self.watchdog.last = time.monotonic()  # new text: the idle limit starts again
         piece = self.repair.feed(piece)
         if piece:
-            self._keep(piece)
+            if state.chars + len(piece) > self.bounds.text_chars:
+                self._keep(piece)  # raises, keeping what fits
+            state.parts.append(piece)
+            state.chars += len(piece)
+            self.sink(piece)
 
     def _keep(self, piece: str) -> None:
         state = self.state
@@ -139,10 +183,47 @@ class _Text:
         state.chars += len(piece)
         self.sink(piece)
 
+    def _thought(self, piece: str) -> None:
+        self._arrived()
+        piece = self.think_repair.feed(piece)
+        if piece:
+            self._keep_thought(piece)
+
+    def _keep_thought(self, piece: str) -> None:
+        state = self.state
+        room = self.bounds.text_chars - state.thought_chars
+        if len(piece) > room:
+            if room > 0:
+                self._keep_thought(piece[:room])
+            raise text_over_cap(self.bounds, "thoughts", state.chars)
+        state.thought_parts.append(piece)
+        state.thought_chars += len(piece)
+        self.sink.thought(piece)
+
+    def _moved(self) -> None:
+        """A lone `</think>`: the answer so far was thoughts."""
+        state = self.state
+        moved = state.text
+        state.parts.clear()
+        state.chars = 0
+        state.ttfa_s = None
+        if moved:
+            state.thought_parts.append(moved)
+            state.thought_chars += len(moved)
+        self.sink.moved()
+
+    def _refused(self) -> None:
+        self.state.refused = True
+
     def flush(self) -> None:
-        last = self.repair.flush()
-        if last and self.state.chars < self.bounds.text_chars:
-            self._keep(last)
+        self.split.flush()
+        for repair, keep, chars in (
+            (self.repair, self._keep, self.state.chars),
+            (self.think_repair, self._keep_thought, self.state.thought_chars),
+        ):
+            last = repair.flush()
+            if last and chars < self.bounds.text_chars:
+                keep(last)
 
     def finish(self, value: Any) -> None:
         """A finish reason arrived (checked; an unusable one is dropped with a note)."""
@@ -159,17 +240,46 @@ class _Text:
             raise chunks_over_cap(self.bounds, self.state.chars)
 
 
-def _usage(state: StreamState, prompt: Any, completion: Any, total: Any) -> bool:
+def _usage(state: StreamState, prompt: Any, completion: Any, total: Any, reasoning: Any = None) -> bool:
     """Take a chunk's usage when every count in it is a count; False (and a
     note) when one is not: the whole usage is dropped, on both readers."""
     notes = state.notes
-    counts = [token_count(v, n, notes) for v, n in ((prompt, "prompt_tokens"), (completion, "completion_tokens"))]
-    checked = token_count(total, "total_tokens", notes)
-    if any(c is None and v is not None for c, v in zip([*counts, checked], (prompt, completion, total), strict=True)):
+    given = (prompt, completion, total, reasoning)
+    names = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
+    counts = [token_count(v, n, notes) for v, n in zip(given, names, strict=True)]
+    if any(c is None and v is not None for c, v in zip(counts, given, strict=True)):
         return False
     state.prompt_tokens = counts[0] or state.prompt_tokens
     state.completion_tokens = counts[1] or state.completion_tokens
+    if counts[3]:  # 0 is what providers say for a model that does not reason: no figure
+        state.reasoning_tokens = counts[3]
     return True
+
+
+def _usage_dict(state: StreamState, chunk: dict[str, Any]) -> None:
+    """The fast path's usage: `usage` on any chunk (the last one counts), or Groq's `x_groq.usage`."""
+    usage = chunk.get("usage")
+    if usage.__class__ is not dict:
+        groq = chunk.get("x_groq")
+        usage = groq.get("usage") if groq.__class__ is dict else None
+        if usage.__class__ is not dict:
+            return
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if details.__class__ is dict else None
+    _usage(state, usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"), reasoning)
+
+
+def _usage_object(state: StreamState, usage: Any) -> bool:
+    """The same for an SDK or LiteLLM usage object."""
+    details = getattr(usage, "completion_tokens_details", None)
+    if details.__class__ is dict:
+        reasoning = details.get("reasoning_tokens")
+    else:
+        reasoning = getattr(details, "reasoning_tokens", None)
+    prompt, completion, total = (
+        getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens", "total_tokens")
+    )
+    return _usage(state, prompt, completion, total, reasoning)
 
 
 @functools.cache
@@ -225,16 +335,16 @@ async def stream_answer(
             sdk = sdk_response(response)
             watch = bound_body(sdk, bounds, lambda: state.chars) if sdk is not None else None
             http = raw_response(response) if watch is not None else None
-            text = _Text(state, sink, bounds, watchdog, started)
+            collect = _Collect(state, sink, bounds, watchdog, started)
             if http is not None:
                 state.path = "fast"
-                await _read_sse(http, state, text)
+                await _read_sse(http, state, collect)
             else:
                 state.path = "wrapper"
-                guard = _SdkGuard(response.completion_stream, text) if watch is not None else None
+                guard = _SdkGuard(response.completion_stream, collect) if watch is not None else None
                 if guard is not None:
                     response.completion_stream = guard.chunks()
-                await _read_wrapper(response, state, text, guard, watch)
+                await _read_wrapper(response, state, collect, guard, watch)
         finally:
             with contextlib.suppress(Exception):
                 await response.aclose()
@@ -245,10 +355,9 @@ async def stream_answer(
 
 
 def _count_usage(kwargs: dict[str, Any], state: StreamState) -> None:
-    """The provider sent no usage: count tokens as LiteLLM's wrapper does for
-    the same stream, so both readers report the same numbers."""
-    if state.path != "fast":
-        return
+    """The provider sent no usage (and LiteLLM's wrapper, which counts them
+    itself, did not either): count tokens as it does, so both readers report
+    the same numbers."""
     counter = litellm_module().token_counter
     model = str(kwargs.get("model", ""))
     with contextlib.suppress(Exception):
@@ -266,10 +375,11 @@ def _check_finish(reason: str) -> None:
         raise CellFailure("The provider ended the answer with an error (finish_reason=error).")
 
 
-async def _read_sse(http: Any, state: StreamState, text: _Text) -> None:
+async def _read_sse(http: Any, state: StreamState, collect: _Collect) -> None:
     """The fast path: SSE over the (bounded) raw bytes, one `json.loads` per chunk."""
     chunks = http.aiter_bytes()
     loads = json.loads
+    delta_of, content_of = collect.split.delta, collect.split.content
     tail = bytearray()
     data: list[bytes] = []
     try:
@@ -298,25 +408,30 @@ async def _read_sse(http: Any, state: StreamState, text: _Text) -> None:
                 if payload.startswith(b"[DONE]"):
                     state.done = True
                     break
-                text.chunk()
+                collect.chunk()
                 chunk = loads(payload)
                 if chunk.__class__ is not dict:
                     raise ValueError("a chunk is not a JSON object")
-                if chunk.get("error"):
+                if chunk.get("error"):  # an error event, or an error object beside choices
                     raise provider_stream_error(chunk["error"], state.chars)
                 choices = chunk.get("choices")
-                if choices and choices[0].__class__ is dict:
+                if choices:
                     choice = choices[0]
-                    delta = choice.get("delta")
-                    piece = delta.get("content") if delta.__class__ is dict else None
-                    if piece and piece.__class__ is str:
-                        text.add(piece)
-                    reason = choice.get("finish_reason")
-                    if reason is not None:
-                        text.finish(reason)
-                usage = chunk.get("usage")
-                if usage.__class__ is dict:
-                    _usage(state, usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"))
+                    if choice.__class__ is dict and choice.get("index", 0) not in (0, None):
+                        choice = _choice_zero(choices)  # several choices interleaved: the answer is index 0
+                    if choice.__class__ is dict:
+                        delta = choice.get("delta")
+                        if delta.__class__ is dict:
+                            content = delta.get("content")
+                            if len(delta) == 1 and content.__class__ is str:
+                                content_of(content)  # the common shape, {"content": "…"}: no other field to look at
+                            else:
+                                delta_of(delta)
+                        reason = choice.get("finish_reason")
+                        if reason is not None:
+                            collect.finish(reason)
+                if "usage" in chunk or "x_groq" in chunk:
+                    _usage_dict(state, chunk)
             if state.done:
                 break
     except UnicodeDecodeError:
@@ -329,7 +444,7 @@ async def _read_sse(http: Any, state: StreamState, text: _Text) -> None:
             raise
         raise failure from exc
     finally:
-        text.flush()
+        collect.flush()
     if state.done:  # read the end of the body (it is usually there already) so the connection is reused
         with contextlib.suppress(Exception):
             async with asyncio.timeout(_DRAIN_S):
@@ -337,65 +452,141 @@ async def _read_sse(http: Any, state: StreamState, text: _Text) -> None:
                     pass
 
 
+def _choice_zero(choices: list[Any]) -> Any:
+    for choice in choices:
+        if choice.__class__ is dict and choice.get("index", 0) in (0, None):
+            return choice
+    return None
+
+
 class _SdkGuard:
-    """The OpenAI SDK's chunks on their way to LiteLLM's wrapper: counted, and
-    their usage and finish values checked (LiteLLM fails a whole stream on a
-    NaN token count or a dict finish reason; the fast path drops the value)."""
+    """The OpenAI SDK's chunks on their way to LiteLLM's wrapper: counted,
+    their values checked (LiteLLM fails a whole stream on a NaN token count or
+    a dict finish reason; the fast path drops the value), and their shape made
+    one LiteLLM reads whole: only choice 0; thoughts from `reasoning_details`
+    or typed content parts as `reasoning_content`, answer parts as `content`
+    (LiteLLM drops both); a `refusal` as the answer (LiteLLM drops it); usage
+    from `x_groq` too. The provider's usage is taken here, as the fast path takes it."""
 
-    __slots__ = ("ended", "stream", "text")
+    __slots__ = ("collect", "ended", "saw_usage", "stream")
 
-    def __init__(self, stream: Any, text: _Text):
+    def __init__(self, stream: Any, collect: _Collect):
         self.stream = stream
-        self.text = text
+        self.collect = collect
         self.ended = False
         """The SDK's stream ended by itself ([DONE], or the body's end)."""
+        self.saw_usage = False
 
     async def chunks(self) -> AsyncIterator[Any]:
-        state = self.text.state
+        state = self.collect.state
         try:
             async for chunk in self.stream:
-                self.text.chunk()
+                self.collect.chunk()
                 usage = getattr(chunk, "usage", None)
+                if usage is None:
+                    groq = getattr(chunk, "x_groq", None)
+                    usage = groq.get("usage") if groq.__class__ is dict else None
+                    if usage.__class__ is dict:
+                        usage = _Usage(usage)
                 if usage is not None:
-                    counts = [getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens", "total_tokens")]
-                    if not _usage(state, *counts):
+                    if _usage_object(state, usage):
+                        self.saw_usage = True
+                    else:
                         chunk.usage = None
-                for choice in getattr(chunk, "choices", None) or ():
+                choices = getattr(chunk, "choices", None) or []
+                if not choices and usage is None:
+                    continue  # a keep-alive: nothing for LiteLLM (~0.25 ms a chunk) to do
+                if any(getattr(c, "index", 0) not in (0, None) for c in choices):
+                    chunk.choices = choices = [c for c in choices if getattr(c, "index", 0) in (0, None)]
+                for choice in choices:
                     value = getattr(choice, "finish_reason", None)
                     if value is not None and finish_reason(value, state.notes) is None:
                         choice.finish_reason = None
+                    if choice.delta is not None:
+                        self._reshape(choice.delta)
                 yield chunk
             self.ended = True
         finally:
             with contextlib.suppress(Exception):
                 await self.stream.close()
 
+    def _reshape(self, delta: Any) -> None:
+        content = delta.content
+        thoughts = ""
+        if content.__class__ is list:
+            answer: list[str] = []
+            refusal: list[str] = []
+            for part in content:
+                if part.__class__ is not dict:
+                    continue
+                kind = part.get("type")
+                if kind in ("thinking", "reasoning", "reasoning.text", "reasoning.summary"):
+                    thoughts += part_text(
+                        part.get("thinking") or part.get("reasoning") or part.get("text") or part.get("summary")
+                    )
+                elif kind == "refusal":
+                    refusal.append(part_text(part.get("refusal")))
+                else:
+                    answer.append(part_text(part.get("text")))
+            delta.content = "".join(answer) or None
+            if refusal:
+                self._refusal(delta, "".join(refusal))
+        details = getattr(delta, "reasoning_details", None)
+        if details.__class__ is list and not (
+            getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        ):
+            thoughts += "".join(detail_text(item) for item in details)
+        if thoughts:
+            delta.reasoning_content = thoughts
+        refused = getattr(delta, "refusal", None)
+        if refused and refused.__class__ is str:
+            self._refusal(delta, refused)
+
+    def _refusal(self, delta: Any, text: str) -> None:
+        self.collect.state.refused = True
+        delta.content = (delta.content or "") + text
+        delta.refusal = None
+
+
+class _Usage:
+    """A usage dict (Groq's `x_groq.usage`) read like a usage object."""
+
+    def __init__(self, values: dict[str, Any]):
+        self.__dict__.update(values)
+
+    def __getattr__(self, name: str) -> Any:
+        return None
+
 
 async def _read_wrapper(
-    response: Any, state: StreamState, text: _Text, guard: _SdkGuard | None, watch: BodyWatch | None
+    response: Any, state: StreamState, collect: _Collect, guard: _SdkGuard | None, watch: BodyWatch | None
 ) -> None:
     """The wrapper path: LiteLLM's normalised chunks, one object per chunk."""
     finished = False
+    split = collect.split
     try:
         async for chunk in response:
             if guard is None:
-                text.chunk()
+                collect.chunk()
             usage = getattr(chunk, "usage", None)
-            if usage is not None:
-                _usage(
-                    state, *(getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens", "total_tokens"))
-                )
+            if usage is not None and (guard is None or not guard.saw_usage):
+                _usage_object(state, usage)
             choices = chunk.choices
             if choices:
                 choice = choices[0]
-                piece = choice.delta.content if choice.delta is not None else None
-                if piece:
-                    text.add(piece)
+                delta = choice.delta
+                if delta is not None:
+                    thought = getattr(delta, "reasoning_content", None)
+                    if thought and thought.__class__ is str:
+                        split.thinking(thought)
+                    piece = delta.content
+                    if piece and piece.__class__ is str:
+                        split.content(piece)
                 if choice.finish_reason and _provider_finished(response):
-                    text.finish(choice.finish_reason)
+                    collect.finish(choice.finish_reason)
                     finished = True
             if not finished and _provider_finished(response):  # LiteLLM holds the finish chunk until the end
-                text.finish(getattr(response, "received_finish_reason", None) or "stop")
+                collect.finish(getattr(response, "received_finish_reason", None) or "stop")
                 finished = True
     except Exception as exc:
         if isinstance(exc, CellFailure) or not ((guard is not None and guard.ended) or _eof_complaint(response, exc)):
@@ -405,7 +596,7 @@ async def _read_wrapper(
         # anything else (and any stream we did not see) is cut (see calls).
         state.done = watch is not None and watch.done
     finally:
-        text.flush()
+        collect.flush()
     if guard is not None and guard.ended and watch is not None and watch.done:
         state.done = True
 
