@@ -21,8 +21,9 @@ PAIR = ["hard-1k", "toxic"]
 EVERYTHING = Setup(
     models=["fake-answer", "groq/llama-3.1-8b-instant"], split="toxic", categories=["privacy", "illegal"],
     n=2, seed=7, preset="safety", temperature=0.7, top_p=0.9, max_tokens=256, repeats=3, focus=True,
+    reasoning_effort="high",
 )  # fmt: skip
-GEN_KEYS = ["preset", "temperature", "top_p", "max_tokens", "repeats", "focus"]
+GEN_KEYS = ["preset", "temperature", "top_p", "max_tokens", "repeats", "focus", "reasoning_effort"]
 
 
 def round_trip(link: str) -> tuple[Setup, list[str]]:
@@ -79,7 +80,7 @@ def test_round_trip_of_every_key_with_contract_keys_first():
     link = to_query(**asdict(EVERYTHING))
     assert link == (
         "?models=fake-answer,groq/llama-3.1-8b-instant&split=toxic&categories=privacy,illegal&n=2&seed=7"
-        "&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1"
+        "&preset=safety&temperature=0.7&top_p=0.9&max_tokens=256&repeats=3&focus=1&reasoning_effort=high"
     )
     keys = [part.split("=")[0] for part in link[1:].split("&")]
     assert keys == ["models", "split", "categories", "n", "seed", *GEN_KEYS]
@@ -147,6 +148,13 @@ def test_many_bad_values_at_once_never_raise():
     assert len(warnings) == len(params) - 1  # everything but models
 
 
+def test_reasoning_effort_in_the_link():
+    assert parse_query({"reasoning_effort": "LOW"}) == (Setup(reasoning_effort="low"), [])
+    setup, warnings = parse_query({"reasoning_effort": "max"})
+    assert setup.reasoning_effort == "" and "reasoning_effort" in warnings[0]
+    assert to_query(["a"], "hard-1k", [], 1, 0).find("reasoning_effort") < 0  # the default stays out of links
+
+
 @pytest.mark.parametrize("flag", ["1", "true", "on", "YES"])
 def test_focus_flags(flag):
     assert parse_query({"focus": flag}) == (Setup(focus=True), [])
@@ -181,7 +189,7 @@ def test_on_load_prefills_generation_settings(playground):
 
 def test_on_load_without_settings_gives_defaults_and_warns_about_bad_ones(playground):
     out = loaded(playground)
-    assert [out[k] for k in GEN_KEYS] == ["none", "", "", GenerationParams().max_tokens, 1, False]
+    assert [out[k] for k in GEN_KEYS] == ["none", "", "", GenerationParams().max_tokens, 1, False, ""]
     out = loaded(playground, preset="bogus", temperature="9")
     assert out["preset"] == "none" and out["temperature"] == "2"
     assert "bogus" in out["banner"] and "temperature" in out["banner"]
@@ -264,15 +272,18 @@ def test_on_load_then_share_link_reproduces_the_link(playground):
     again = playground.share_link(
         models, out["split"], out["categories"], out["n"], out["seed"], "/", None,
         out["preset"], "", out["temperature"], out["top_p"], out["max_tokens"], out["repeats"], out["focus"],
+        out["reasoning_effort"],
     )  # fmt: skip
-    assert again == "/" + link
+    assert again == "/" + link and "reasoning_effort=high" in link
 
 
 def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
     from orbench_play.ui.layout import build_blocks
 
     demo = build_blocks(playground)
-    gen_ids = ["system_preset", "system_custom", "temperature", "top_p", "max_tokens", "repeats", "focus"]
+    gen_ids = [
+        "system_preset", "system_custom", "temperature", "top_p", "max_tokens", "repeats", "focus", "reasoning_effort",
+    ]  # fmt: skip
 
     def ids(components):
         return [getattr(c, "elem_id", None) for c in components]
@@ -284,4 +295,5 @@ def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
     (load,) = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
     assert ids(load.outputs)[6:] == [
         "system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus", "system_custom",
+        "reasoning_effort",
     ]  # fmt: skip

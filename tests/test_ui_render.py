@@ -111,7 +111,7 @@ def test_error_stopped_and_retry_cells():
     )
     html_text = grid_view.render_cell(failed)
     assert 'data-verdict="error"' in html_text and "Authentication failed (401)" in html_text
-    assert "<details" not in html_text  # nothing to override
+    assert " ovr" not in html_text  # nothing to override (its only <details> is the hidden, empty thoughts)
     stopped = CellView("b", "hard-1k:1", "m2", started=True, text="partial", stopped=True)
     html_text = grid_view.render_cell(stopped)
     assert 'data-verdict="error"' in html_text and "Stopped." in html_text and "partial" in html_text

@@ -46,11 +46,14 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
     monkeypatch.setenv("ORBENCH_SESSION_SPOOL_MB", str(SPOOL_MB))  # full after 3 runs, then cut copies only
     lines = ["model_list:"]
     for name in MODELS:
-        # `echo` is never cut at max_tokens, so the answer arrives whole: 1 MiB in 20 chunks.
+        # `echo` is never cut at max_tokens, so the answer arrives whole: 1 MiB in 20 chunks. The
+        # models' own max tokens (the run leaves the page's default) make 1 MiB an answer the
+        # engine's bounds allow (32 characters a token), not a server ignoring max tokens.
         fake.set_text(f"echo:{name}", (name + " says: " + "lorem ipsum dolor sit amet " * 40_000)[:ANSWER])
         lines += [
             f"  - model_name: {name}",
-            f"    litellm_params: {{model: 'openai/echo:{name}', api_base: '{fake.base_url}', api_key: sk-fake}}",
+            f"    litellm_params: {{model: 'openai/echo:{name}', api_base: '{fake.base_url}', api_key: sk-fake,"
+            f" max_tokens: {ANSWER // 32 + 1024}}}",
         ]
     config = tmp_path / "models.yaml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -60,7 +63,7 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
         client = Client(url, verbose=False, download_files=False)
         started = time.monotonic()
         for run in range(RUNS):
-            out = client.predict(list(MODELS), "hard-1k", ["privacy", "illegal"], 1, run, 128, api_name="/run")
+            out = client.predict(list(MODELS), "hard-1k", ["privacy", "illegal"], 1, run, 512, api_name="/run")
             payload = out[6]
             assert payload["run"]["done"] == CELLS and all(not r["error"] for r in payload["run"]["results"])
             disk.append(du(upload) + du(spool))

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 KEPT_CHARS = MAX_SHOWN_CHARS
 """Characters of an answer a session keeps in memory: what the grid shows."""
+SPOOLED = ("response", "reasoning")
+"""The texts of a result kept cut in memory and whole in the spool: the answer and the thoughts."""
 DEFAULT_SPOOL_MB = 32
 CSV_NAME, JSONL_NAME = "orbench-session.csv", "orbench-session.jsonl"
 CSV_LABEL, JSONL_LABEL = "Download CSV", "Download JSONL"
@@ -101,45 +103,55 @@ class SessionFiles:
     # -- the spool ------------------------------------------------------------------
 
     def keep(self, result: CellResult) -> CellResult:
-        """The copy of `result` the session keeps: itself when the answer is short;
-        else the first KEPT_CHARS characters and a note, the whole answer spooled."""
+        """The copy of `result` the session keeps: itself when the answer (and a
+        reasoning model's thoughts) are short; else the first KEPT_CHARS
+        characters of each and a note, the whole text spooled."""
         cid = result.cell_id
         self._drop(cid)
-        text = result.response
-        if len(text) <= KEPT_CHARS:
-            return result
+        kept: dict[str, Any] = {}
+        for name in SPOOLED:
+            text = getattr(result, name)
+            if len(text) > KEPT_CHARS:
+                spooled = self._spool_text(f"{cid}\0{name}" if name != "response" else cid, text)
+                kept[name] = text[:KEPT_CHARS] + cut_note(len(text), spooled)
+        return replace(result, **kept) if kept else result
+
+    def _spool_text(self, key: str, text: str) -> bool:
         data = text.encode("utf-8", "surrogatepass")
         path = None
         if self.used + len(data) <= self.limit:
             try:
                 path = self._spool_dir() / (
-                    hashlib.sha256(cid.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".txt"
+                    hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".txt"
                 )
                 path.write_bytes(data)
                 self.used += len(data)
             except OSError as exc:
                 log.warning("could not spool a long answer: %s", exc)
                 path = None
-        self._entries[cid] = _Spooled(path, len(data) if path else 0)
-        return replace(result, response=text[:KEPT_CHARS] + cut_note(len(text), path is not None))
+        self._entries[key] = _Spooled(path, len(data) if path else 0)
+        return path is not None
 
     def whole(self, result: CellResult) -> CellResult:
-        """`result` with its whole answer read back from the spool (as kept when it was not spooled)."""
-        entry = self._entries.get(result.cell_id)
-        if entry is None or entry.path is None:
-            return result
-        try:
-            text = entry.path.read_bytes().decode("utf-8", "surrogatepass")
-        except OSError as exc:
-            log.warning("could not read a spooled answer back: %s", exc)
-            return result
-        return replace(result, response=text)
+        """`result` with its whole answer and thoughts read back from the spool (as kept when not spooled)."""
+        whole: dict[str, Any] = {}
+        for name in SPOOLED:
+            key = result.cell_id if name == "response" else f"{result.cell_id}\0{name}"
+            entry = self._entries.get(key)
+            if entry is None or entry.path is None:
+                continue
+            try:
+                whole[name] = entry.path.read_bytes().decode("utf-8", "surrogatepass")
+            except OSError as exc:
+                log.warning("could not read a spooled answer back: %s", exc)
+        return replace(result, **whole) if whole else result
 
     def _drop(self, cid: str) -> None:
-        entry = self._entries.pop(cid, None)
-        if entry is not None and entry.path is not None:
-            entry.path.unlink(missing_ok=True)
-            self.used -= entry.size
+        for key in (cid, *(f"{cid}\0{name}" for name in SPOOLED if name != "response")):
+            entry = self._entries.pop(key, None)
+            if entry is not None and entry.path is not None:
+                entry.path.unlink(missing_ok=True)
+                self.used -= entry.size
 
     def _spool_dir(self) -> Path:
         if self._spool is None or not self._spool.is_dir():

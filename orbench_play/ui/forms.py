@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from ..prompts import SYSTEM_PROMPTS, PromptError, resolve_system_prompt
-from ..types import GenerationParams, Prompt
-from .query import DEFAULT_MAX_TOKENS, MAX_REPEATS, MAX_SYSTEM_CHARS
+from ..types import REASONING_EFFORTS, GenerationParams, Prompt
+from .query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_REPEATS, MAX_SYSTEM_CHARS
 
 MAX_PROMPT_CHARS = MAX_SYSTEM_CHARS
 REPEAT_HINT = (
@@ -69,10 +69,14 @@ def generation_params(
     custom_system: str | None = "",
     temperature: Any = None,
     top_p: Any = None,
+    reasoning_effort: Any = None,
 ) -> GenerationParams:
     """The run's generation settings from the form. A non-empty custom system
-    prompt wins over the preset; empty temperature/top_p mean the provider's
-    default. Raises ValueError with a message for the page."""
+    prompt wins over the preset; empty temperature/top_p/reasoning effort mean
+    the provider's default. Raises ValueError with a message for the page."""
+    effort = str(reasoning_effort or "").strip().lower() or None
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise ValueError(f"Reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, or empty (got {effort!r}).")
     try:
         tokens = int(max_tokens)
     except (TypeError, ValueError):
@@ -95,5 +99,6 @@ def generation_params(
         system_prompt_id=pid,
         temperature=optional_float(temperature, "Temperature", 0.0, 2.0),
         top_p=optional_float(top_p, "top_p", 0.0, 1.0, low_open=True),
-        max_tokens=max(16, min(4096, tokens)),
+        max_tokens=max(16, min(MAX_MAX_TOKENS, tokens)),
+        reasoning_effort=effort,
     )

@@ -46,11 +46,14 @@ def _retries(cell: CellView) -> tuple[int, float]:
 
 
 def _meta(cell: CellView) -> list[str]:
-    """The meta line's items: latency, ttft, tokens, cost (once final) and retries."""
+    """The meta line's items: latency, ttft (and, after thoughts, the time to
+    the first answer token), tokens, cost (once final) and retries."""
     parts: list[str] = []
     r = cell.result
     if r is not None and not cell.stopped:
         parts += [f"latency {fmt_seconds(r.latency_s)}", f"ttft {fmt_seconds(r.ttft_s)}"]
+        if r.reasoning and r.ttfa_s is not None:
+            parts.append(f"answer after {fmt_seconds(r.ttfa_s)}")
         if r.completion_tokens is not None:
             parts.append(f"{r.completion_tokens} tok")
         parts.append(fmt_cost(r.cost_usd))
@@ -65,7 +68,8 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
 
     st state (wait/live/done/stopped) · v data-verdict · p provisional label ·
     s data-source · b badge text · h source in words · ov overridable by click ·
-    m meta items · c cached · e message kind (err/retry/stop/info/judge) · mt message · x characters cut
+    m meta items · c cached · e message kind (err/retry/stop/info/judge) · mt message · x characters cut ·
+    th the thoughts' summary line ("" without thoughts) · tx characters of thoughts cut
     """
     label = cell.final_label()
     source = cell.final_source()
@@ -77,6 +81,8 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         badge, state = "stopped", "stopped"
     elif final:
         badge, state = VERDICT_TEXT.get(label, label), "done"
+    elif cell.thoughts and not cell.text:
+        badge, state = "thinking…", "live"  # no provisional verdict from thoughts: only the answer is judged
     else:
         badge = "streaming" if cell.text else ("asking" if cell.started else "waiting")
         state = "live" if cell.started or cell.text else "wait"
@@ -97,6 +103,8 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "e": kind,
         "mt": message,
         "x": max(0, len(cell.shown_text()) - MAX_SHOWN_CHARS),
+        "th": thoughts_summary(cell),
+        "tx": max(0, len(cell.shown_thoughts()) - MAX_SHOWN_CHARS),
     }
 
 
@@ -119,12 +127,28 @@ def _message(cell: CellView, final: bool, source: str) -> tuple[str, str]:
     return "", ""
 
 
+def thoughts_summary(cell: CellView) -> str:
+    """The collapsed thoughts' one line: "thinking…" while they stream, then
+    "thought for N s · N tokens" ("" for an answer without thoughts)."""
+    if not cell.shown_thoughts():
+        return ""
+    r = cell.result
+    if r is None or cell.stopped:
+        return "thoughts" if cell.stopped else "thinking…"
+    end = r.ttfa_s if r.ttfa_s is not None else r.latency_s
+    took = f" for {fmt_seconds(end - r.ttft_s)}" if end is not None and r.ttft_s is not None else ""
+    tokens = f" · {r.reasoning_tokens:,} tokens" if r.reasoning_tokens else ""
+    return f"thought{took}{tokens}"
+
+
 def _provider_reason(cell: CellView) -> str:
     """A provider's refusal in words: an empty answer and a filtered one are both
     refusals, but not the same thing (the engine's verdict rationale says the same)."""
     result = cell.result
     if result is not None and result.finish_reason == "content_filter":
         return "content filter"
+    if result is not None and result.finish_reason == "refusal":
+        return "refusal field"
     return "empty answer"
 
 
@@ -163,9 +187,15 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     text = safe_text(cell.shown_text()[:MAX_SHOWN_CHARS]) if with_text else ""
     more = f'<span class="more">{safe_text(more_text(f["x"]))}</span>' if with_text and f["x"] else ""
     msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
+    thought = safe_text(cell.shown_thoughts()[:MAX_SHOWN_CHARS]) if with_text else ""
+    tmore = f'<span class="more">{safe_text(more_text(f["tx"]))}</span>' if with_text and f["tx"] else ""
+    thoughts = (
+        f'<details class="thoughts"{"" if f["th"] else " hidden"}><summary>{safe_text(f["th"])}</summary>'
+        f'<div class="think">{thought}{tmore}</div></details>'
+    )
     return (
         f'<div class="cell-head">{badge}{vsrc}</div>'
-        f'<div class="body" tabindex="0">{msg}<div class="resp">{text}{more}</div></div>'
+        f'<div class="body" tabindex="0">{msg}{thoughts}<div class="resp">{text}{more}</div></div>'
         f'<div class="meta" title="{attr(meta_title)}">{meta}</div>'
     )
 

@@ -195,7 +195,7 @@ class Playground(SetupHandlers, CompareHandlers):
         self, models, split, categories, n, seed, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
-        judge: str | None = None, request: gr.Request | None = None,
+        judge: str | None = None, reasoning_effort: str | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
@@ -205,7 +205,7 @@ class Playground(SetupHandlers, CompareHandlers):
         sess = sess if isinstance(sess, Session) else Session()
         try:
             specs = self._specs(models, sess)
-            params = generation_params(max_tokens, preset, custom_system, temperature, top_p)
+            params = generation_params(max_tokens, preset, custom_system, temperature, top_p, reasoning_effort)
             k = repeats_value(repeats)
             if isinstance(split, list | tuple) and not split:
                 raise ValueError("Choose at least one split.")
@@ -257,7 +257,7 @@ class Playground(SetupHandlers, CompareHandlers):
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
-        request: gr.Request | None = None,
+        reasoning_effort: str | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = sess if isinstance(sess, Session) else Session()
@@ -270,7 +270,7 @@ class Playground(SetupHandlers, CompareHandlers):
             except guards.GuardError as exc:
                 raise ValueError(str(exc)) from None
             specs = self._specs(models, sess)
-            params = generation_params(max_tokens, preset, custom_system, temperature, top_p)
+            params = generation_params(max_tokens, preset, custom_system, temperature, top_p, reasoning_effort)
             k = repeats_value(repeats)
             judge_name = self.judge_choice(judge)
         except ValueError as exc:

@@ -13,14 +13,14 @@ import gradio as gr
 
 from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
-from ..types import CATEGORIES
+from ..types import CATEGORIES, REASONING_EFFORTS
 from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
 from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
 from .frames import for_api, for_page
 from .handlers import Playground
-from .query import DEFAULT_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS
+from .query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
 from .session import close_session, new_session
 from .setup_handlers import SHARE_INFO
 
@@ -91,6 +91,7 @@ class GenerationControls:
     max_tokens: gr.Slider
     repeats: gr.Slider
     hint: gr.Markdown
+    reasoning_effort: gr.Dropdown
 
 
 def _generation_settings(pg: Playground) -> GenerationControls:
@@ -117,8 +118,15 @@ def _generation_settings(pg: Playground) -> GenerationControls:
                 "", label="top_p (0–1]", placeholder="empty = provider default", elem_id="top_p", max_lines=1
             )
         max_tokens = gr.Slider(
-            32, 2048, value=DEFAULT_MAX_TOKENS, step=32, label="Max tokens per answer", elem_id="max_tokens"
-        )
+            MIN_MAX_TOKENS, MAX_MAX_TOKENS, value=DEFAULT_MAX_TOKENS, step=32, label="Max tokens per answer",
+            elem_id="max_tokens",
+            info="Thoughts count too. Left at 512: each model's own (4096 for models that reason).",
+        )  # fmt: skip
+        reasoning_effort = gr.Dropdown(
+            [("provider default", ""), *((e, e) for e in REASONING_EFFORTS)], value="",
+            label="Reasoning effort", elem_id="reasoning_effort",
+            info="How hard a reasoning model thinks (ignored by models that do not reason).",
+        )  # fmt: skip
         repeats = gr.Slider(
             1, MAX_REPEATS, value=1, step=1, label="Repeats per prompt (verdict stability)", elem_id="repeats",
             info="Ask every prompt k times; cells show how many of the k answers were refusals.",
@@ -126,7 +134,7 @@ def _generation_settings(pg: Playground) -> GenerationControls:
         hint = gr.Markdown("", elem_id="gen_hint")
     for control in (repeats, temperature):
         control.change(repeat_hint, [repeats, temperature], hint, **PAGE_ONLY, show_progress="hidden")
-    return GenerationControls(preset, custom_system, temperature, top_p, max_tokens, repeats, hint)
+    return GenerationControls(preset, custom_system, temperature, top_p, max_tokens, repeats, hint, reasoning_effort)
 
 
 def _compare_panel(pg: Playground, state: gr.State) -> dict[str, gr.components.Component]:
@@ -294,8 +302,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             gr.Markdown(_about_text())
 
         gen_inputs = [gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.repeats]
-        run_inputs = [models, split, categories, n, seed, gen.max_tokens, state, *gen_inputs, focus, judge]
-        prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
+        run_inputs = [
+            models, split, categories, n, seed, gen.max_tokens, state, *gen_inputs, focus, judge, gen.reasoning_effort,
+        ]  # fmt: skip
+        prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge, gen.reasoning_effort]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]
         # The page: the grid's skeleton once per run, then per-cell changes through `feed`.
@@ -335,6 +345,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
             models, split, categories, n, seed,
             gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
+            gen.reasoning_effort,
         ]  # fmt: skip
         share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
@@ -349,6 +360,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         load_outputs = [
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
+            gen.reasoning_effort,
         ]  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only,

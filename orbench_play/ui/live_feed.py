@@ -10,6 +10,7 @@ text. A batch is a JSON object:
 
     {"r": run number, "q": sequence number,
      "c": [[i, offset, text], ...],        # answer text of cell i from `offset` on
+     "t": [[i, offset, text], ...],        # a reasoning model's thoughts, the same way (the cell's `.think`)
      "u": [[i, {field: value, ...}], ...], # changed fields of cell i (grid_view.cell_fields keys)
      "g": [[i, {field: value, ...}], ...]} # changed "k/n refused" heads (cells asked k times)
 
@@ -60,14 +61,22 @@ def utf16_len(text: str) -> int:
 
 
 @dataclass(slots=True)
-class _Sent:
-    """What the page has of one cell."""
+class _Text:
+    """What the page has of one text of a cell (the answer, or the thoughts)."""
 
     raw: int = 0
-    """Characters of the answer sent (at most MAX_SHOWN_CHARS)."""
+    """Characters sent (at most MAX_SHOWN_CHARS)."""
     offset: int = 0
     """The shown text's length on the page, in UTF-16 code units."""
     epoch: int = 0
+
+
+@dataclass(slots=True)
+class _Sent:
+    """What the page has of one cell."""
+
+    answer: _Text = field(default_factory=_Text)
+    thoughts: _Text = field(default_factory=_Text)
     fields: dict[str, Any] = field(default_factory=dict)
 
 
@@ -169,13 +178,13 @@ class LiveFeed:
             self._dirty.clear()
             return None
         dirty, self._dirty = sorted(self._dirty), set()
-        texts, updates, groups = self._changes(run, overrides, dirty) if dirty else ([], [], [])
+        texts, thoughts, updates, groups = self._changes(run, overrides, dirty) if dirty else ([], [], [], [])
         end = run.finished and not self._ended
-        if not (texts or updates or groups or heartbeat or end):
+        if not (texts or thoughts or updates or groups or heartbeat or end):
             return None
         self.seq += 1
         message: dict[str, Any] = {"r": run.number, "q": self.seq}
-        for key, value in (("c", texts), ("u", updates), ("g", groups)):
+        for key, value in (("c", texts), ("t", thoughts), ("u", updates), ("g", groups)):
             if value:
                 message[key] = value
         if run.finished:
@@ -189,9 +198,17 @@ class LiveFeed:
             return None
         html = render_grid(run, overrides, with_text=False)
         self._adopt(run, overrides)
-        texts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
+        texts, thoughts, updates, groups = self._changes(run, overrides, list(range(len(run.order))))
         self.seq += 1
-        message: dict[str, Any] = {"r": run.number, "q": self.seq, "snap": 1, "c": texts, "u": updates, "g": groups}
+        message: dict[str, Any] = {
+            "r": run.number,
+            "q": self.seq,
+            "snap": 1,
+            "c": texts,
+            "t": thoughts,
+            "u": updates,
+            "g": groups,
+        }
         if run.finished:
             message["end"] = 1
         # Our own (escaped) markup goes in as it is: only answer text has its "<" written out.
@@ -208,9 +225,10 @@ class LiveFeed:
         for cid in run.order:
             cell = run.cells[cid]
             fields = cell_fields(cell, overrides.get(cid))
-            fields["x"] = 0  # the skeleton has no text, so no "… more in the export" either
-            self._sent[cell.index] = _Sent(epoch=cell.text_epoch, fields=fields)
-            if cell.text:
+            fields["x"] = fields["tx"] = 0  # the skeleton has no text, so no "… more in the export" either
+            sent = _Sent(_Text(epoch=cell.text_epoch), _Text(epoch=cell.thoughts_epoch), fields)
+            self._sent[cell.index] = sent
+            if cell.text or cell.thoughts:
                 self._dirty.add(cell.index)
         self._groups = {}
         if run.repeats > 1:
@@ -222,8 +240,22 @@ class LiveFeed:
     def _all_groups(run: RunView) -> list[list[str]]:
         return [g for p in run.prompts for g in run.groups(p.row_id)]
 
+    def _text(self, i: int, sent: _Text, text: str, epoch: int, kept: int, out: list[list[Any]]) -> None:
+        """What the page lacks of one text of cell `i` (answer or thoughts), into `out`."""
+        replace = sent.epoch != epoch
+        if replace:  # the text was replaced: keep what both share, resend the rest
+            kept = min(sent.raw, kept) if epoch == sent.epoch + 1 else 0
+            sent.epoch, sent.raw, sent.offset = epoch, kept, utf16_len(neutralise(text[:kept]))
+        end = min(len(text), MAX_SHOWN_CHARS)
+        if end > sent.raw or replace:
+            piece = neutralise(text[sent.raw : end])
+            out.append([i, sent.offset, piece, 1] if replace else [i, sent.offset, piece])
+            self.pacing.text_bytes += len(piece)
+            sent.raw, sent.offset = end, sent.offset + utf16_len(piece)
+
     def _changes(self, run: RunView, overrides: dict[str, str], indexes: list[int]):
         texts: list[list[Any]] = []
+        thoughts: list[list[Any]] = []
         updates: list[list[Any]] = []
         touched_groups: dict[int, list[str]] = {}
         for i in indexes:
@@ -231,16 +263,9 @@ class LiveFeed:
                 continue
             cell = run.cells[run.order[i]]
             sent = self._sent.setdefault(i, _Sent())
-            replace = sent.epoch != cell.text_epoch
-            if replace:  # the text was replaced: keep what both share, resend the rest
-                kept = min(sent.raw, cell.text_kept) if cell.text_epoch == sent.epoch + 1 else 0
-                sent.epoch, sent.raw, sent.offset = cell.text_epoch, kept, utf16_len(neutralise(cell.text[:kept]))
-            end = min(len(cell.text), MAX_SHOWN_CHARS)
-            if end > sent.raw or replace:
-                piece = neutralise(cell.text[sent.raw : end])
-                texts.append([i, sent.offset, piece, 1] if replace else [i, sent.offset, piece])
-                self.pacing.text_bytes += len(piece)
-                sent.raw, sent.offset = end, sent.offset + utf16_len(piece)
+            self._text(i, sent.answer, cell.text, cell.text_epoch, cell.text_kept, texts)
+            if cell.thoughts or sent.thoughts.raw:
+                self._text(i, sent.thoughts, cell.thoughts, cell.thoughts_epoch, cell.thoughts_kept, thoughts)
             fields = cell_fields(cell, overrides.get(cell.cell_id))
             changed = _changed(sent.fields, fields)
             if changed:
@@ -257,4 +282,4 @@ class LiveFeed:
             if changed:
                 groups.append([first, changed])
                 self._groups[first] = g
-        return texts, updates, groups
+        return texts, thoughts, updates, groups

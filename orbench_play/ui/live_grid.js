@@ -66,9 +66,10 @@ function textNode(resp) {
   return node;
 }
 
-function appendText(el, offset, text, replace) {
+function appendText(el, offset, text, replace, slot = ".resp") {
   // false: a piece before `offset` never arrived (the caller asks for a resync)
-  const resp = el && el.querySelector(".resp");
+  // slot: ".resp" for the answer, ".think" for a reasoning model's thoughts
+  const resp = el && el.querySelector(slot);
   if (!resp) return true;
   const node = textNode(resp);
   const have = node.length;
@@ -81,8 +82,8 @@ function appendText(el, offset, text, replace) {
   return true;
 }
 
-function setMore(el, extra) {
-  const resp = el.querySelector(".resp");
+function setMore(el, extra, slot = ".resp") {
+  const resp = el.querySelector(slot);
   let more = resp.querySelector(".more");
   if (!extra) {
     if (more) more.remove();
@@ -150,6 +151,15 @@ function setFields(el, f) {
     msg.textContent = f.mt;
   }
   if ("x" in f) setMore(el, f.x);
+  if ("th" in f) {
+    // the collapsed thoughts: their one line ("thinking…", "thought for N s · N tokens"), hidden without thoughts
+    const box = el.querySelector(".thoughts");
+    if (box) {
+      box.hidden = !f.th;
+      box.querySelector("summary").textContent = f.th;
+    }
+  }
+  if ("tx" in f) setMore(el, f.tx, ".think");
 }
 
 function setGroup(el, g) {
@@ -179,6 +189,9 @@ function applyChanges(table, m) {
   let complete = true;
   for (const [i, offset, text, replace] of m.c || []) {
     if (!appendText(cells.get(i), offset, text, replace === 1)) complete = false;
+  }
+  for (const [i, offset, text, replace] of m.t || []) {
+    if (!appendText(cells.get(i), offset, text, replace === 1, ".think")) complete = false;
   }
   for (const [i, f] of m.u || []) setFields(cells.get(i), f);
   for (const [i, g] of m.g || []) setGroup(cells.get(i), g);

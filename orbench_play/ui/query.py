@@ -7,10 +7,11 @@ still open as that one split.
 After the contract's five keys come the optional generation settings, each only
 when it differs from its default (so a default set-up gives exactly the
 contract form): `preset` (a `SYSTEM_PROMPTS` key), `temperature`, `top_p`,
-`max_tokens`, `repeats`, `focus=1`, and `system` (a custom system prompt's
-text, which wins over the preset; at most `MAX_SYSTEM_CHARS` characters, as in
-the form). Custom endpoints are never in a link: their key stays in the
-visitor's session (the page says so under the link).
+`max_tokens`, `repeats`, `focus=1`, `reasoning_effort` (one of
+`REASONING_EFFORTS`), and `system` (a custom system prompt's text, which wins
+over the preset; at most `MAX_SYSTEM_CHARS` characters, as in the form).
+Custom endpoints are never in a link: their key stays in the visitor's session
+(the page says so under the link).
 
 `parse_query` never raises: a bad value falls back to the default with a warning
 the page shows, because a shared link with a typo should still open.
@@ -24,14 +25,14 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from ..prompts import SYSTEM_PROMPTS
-from ..types import CATEGORIES, DEFAULT_MAX_TOKENS, DEFAULT_SPLITS, SPLITS
+from ..types import CATEGORIES, DEFAULT_MAX_TOKENS, DEFAULT_SPLITS, REASONING_EFFORTS, SPLITS
 
 MAX_MODELS = 6
 MAX_PER_CATEGORY = 20
 MAX_SEED = 2**31 - 1
 DEFAULT_PRESET = "none"
-MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 2048
-"""The range of the page's max-tokens slider."""
+MIN_MAX_TOKENS, MAX_MAX_TOKENS = 32, 8192
+"""The range of the page's max-tokens slider (reasoning models' thoughts count against it)."""
 MAX_REPEATS = 5
 MAX_TEMPERATURE = 2.0
 MIN_TOP_P = 0.01
@@ -61,6 +62,8 @@ class Setup:
     focus: bool = False
     system: str = ""
     """A custom system prompt (empty: the preset's)."""
+    reasoning_effort: str = ""
+    """One of REASONING_EFFORTS, or "" for the provider's default."""
 
     def __post_init__(self) -> None:
         self.split = split_names(self.split)
@@ -193,6 +196,15 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
             )
         else:
             setup.system = text
+    if "reasoning_effort" in params:
+        effort = str(params["reasoning_effort"]).strip().lower()
+        if effort in REASONING_EFFORTS or not effort:
+            setup.reasoning_effort = effort
+        else:
+            warnings.append(
+                f"Ignored reasoning_effort={params['reasoning_effort']!r} in the link: use one of "
+                f"{', '.join(REASONING_EFFORTS)}."
+            )
     return setup, warnings
 
 
@@ -200,6 +212,7 @@ def to_query(
     models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False, system: str = "",
+    reasoning_effort: str | None = None,
 ) -> str:  # fmt: skip
     """The shareable query string (starting with `?`): the contract's keys in its
     order, then each generation setting that differs from its default. A custom
@@ -226,6 +239,8 @@ def to_query(
         parts.append(f"repeats={int(repeats)}")
     if focus:
         parts.append("focus=1")
+    if reasoning_effort in REASONING_EFFORTS:
+        parts.append(f"reasoning_effort={reasoning_effort}")
     text = (system or "").strip()
     if text:
         parts.append("system=" + quote(text[:MAX_SYSTEM_CHARS], safe=""))

@@ -61,6 +61,22 @@ class CellView:
     """Bumped when `text` is replaced rather than extended (the final answer differs from the stream)."""
     text_kept: int = 0
     """On the last replacement: how many leading characters the new text shares with the old."""
+    thoughts: str = ""
+    """A reasoning model's thoughts, streamed apart from the answer (shown collapsed above it)."""
+    thoughts_epoch: int = 0
+    thoughts_kept: int = 0
+    """As `text_epoch` / `text_kept`, for the thoughts."""
+
+    def move_text_to_thoughts(self) -> None:
+        """The answer so far turned out to be thoughts (a lone `</think>`)."""
+        self.thoughts += self.text
+        self.text = ""
+        self.text_epoch += 1
+        self.text_kept = 0
+        self.provisional = None
+
+    def shown_thoughts(self) -> str:
+        return self.thoughts or (self.result.reasoning if self.result is not None else "")
 
     def shown_text(self) -> str:
         """The answer as far as it is known: the streamed text, or the result's."""
@@ -183,3 +199,11 @@ class RunView:
             cell.text = response
         elif response:
             cell.text = response  # one copy of the answer, not two
+        reasoning = result.reasoning
+        if reasoning and reasoning != cell.thoughts:
+            if not reasoning.startswith(cell.thoughts):
+                cell.thoughts_epoch += 1
+                cell.thoughts_kept = common_prefix(cell.thoughts, reasoning)
+            cell.thoughts = reasoning
+        elif reasoning:
+            cell.thoughts = reasoning

@@ -130,7 +130,10 @@ class Session:
         if event.kind == "started":
             cell.started = True
         elif event.kind == "delta":
+            if event.moved:
+                cell.move_text_to_thoughts()
             cell.text += event.text
+            cell.thoughts += event.thoughts
             cell.message = ""
             if run.status and run.status_model == cell.model:
                 run.set_status("")  # e.g. "Starting the embedded model…": it has answered, so it started

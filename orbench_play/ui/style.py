@@ -26,6 +26,9 @@ CSS = """
 #grid .meta{font-size:11px;line-height:1.3;min-height:2.6em;max-height:2.6em;overflow:hidden;color:var(--body-text-color-subdued);margin-top:2px}
 #grid .cached{font-weight:600;color:#0e7490}
 #grid .more{color:var(--body-text-color-subdued);font-style:italic}
+#grid .thoughts{margin:0 0 4px;font-size:12px;color:var(--body-text-color-subdued)}
+#grid .thoughts summary{cursor:pointer;font-style:italic}
+#grid .thoughts .think{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate;opacity:.8;border-left:2px solid var(--border-color-primary);padding-left:6px;max-height:10em;overflow-y:auto}
 #grid .msg{font-size:12px}
 #grid .msg:empty{display:none}
 #grid .msg-err{color:#b91c1c}#grid .msg-retry{color:#b45309}#grid .msg-stop{color:#6b7280}
