@@ -8,6 +8,11 @@
   in this process, against one fake server in its own process. One round of
   the engine through LiteLLM's wrapper (`ORBENCH_FAST_STREAMS=0`, what the
   engine did before the fast path) is given as a reference.
+- `live_engine_128x300_thinking` (wall) and `live_engine_128x300_thinking_cpu_per_cell`:
+  the same 128 cells of a thinking model (the fake server's `long-think`: 200
+  words of inline `<think>` thoughts, then the 300-word answer, one word per
+  chunk, over the same 2 s), against the same floor client reading the same
+  streams; the engine splits thoughts from the answer as they arrive.
 - `live_engine_sessions_24x16`: 24 engine runs of 16 such cells at once in
   one process (24 visitors' sessions), p95 session time against one session
   alone; the same ratio for 24 floor-client sessions is in `detail`, since one
@@ -26,8 +31,8 @@ from . import common
 from .report import Figure, ratio
 
 
-def _config(prompts, n_models: int, base_url: str, concurrency: int, max_tokens: int = 1024):
-    return common.fake_run_config(prompts, "long", n_models, base_url, concurrency, max_tokens=max_tokens)
+def _config(prompts, n_models: int, base_url: str, concurrency: int, max_tokens: int = 1024, behaviour: str = "long"):
+    return common.fake_run_config(prompts, behaviour, n_models, base_url, concurrency, max_tokens=max_tokens)
 
 
 async def _engine(config):
@@ -52,8 +57,10 @@ def _wrapper_path(config) -> common.Sample:
     return sample
 
 
-def _pair(server: common.FakeServerProcess, n_prompts: int, n_models: int, rounds: int) -> dict[str, Any]:
-    config = _config(common.prompts(n_prompts), n_models, server.base_url, n_prompts * n_models)
+def _pair(
+    server: common.FakeServerProcess, n_prompts: int, n_models: int, rounds: int, behaviour: str = "long"
+) -> dict[str, Any]:
+    config = _config(common.prompts(n_prompts), n_models, server.base_url, n_prompts * n_models, behaviour=behaviour)
     work = common.floor_work(config)
     cells = len(work)
     samples: dict[str, list[common.Sample]] = {"floor": [], "engine": []}
@@ -117,12 +124,13 @@ def figures(quick: bool, command: str) -> list[Figure]:
     words, seconds = (60, 0.5) if quick else (300, 2.0)
     rounds = 1 if quick else 3
     sessions, per_session = (4, 4) if quick else (24, 16)
-    extra = ("--words", str(words), "--long-seconds", str(seconds))
+    extra = ("--words", str(words), "--long-seconds", str(seconds), "--think-words", "40" if quick else "200")
     with common.FakeServerProcess(extra=extra) as server:
         warm = _config(common.prompts(2), 2, server.base_url, 4)
         asyncio.run(_engine(warm))
         asyncio.run(common.floor_httpx(server.base_url, common.floor_work(warm), 4))
         raw = _pair(server, n_prompts, n_models, rounds)
+        thinking = _pair(server, n_prompts, n_models, rounds, behaviour="long-think")
         wrapper = None if quick else _wrapper_path(raw["config"])
         sess = _session_figures(server, sessions, per_session)
     cells = raw["cells"]
@@ -148,7 +156,47 @@ def figures(quick: bool, command: str) -> list[Figure]:
     cpu_ratio = ratio(cpu["engine"], cpu["floor"])
     name = "live_engine_128x300"  # the full-size name, also for --quick's smaller run
     engine_ratio = sess["engine"]["p95_vs_alone"]
+    t = thinking["samples"]
+    t_wall = {k: common.median([x.wall_s for x in v]) for k, v in t.items()}
+    t_cpu = {k: 1000 * common.median([x.cpu_s for x in v]) / cells for k, v in t.items()}
+    t_wall_ratio, t_cpu_ratio = ratio(t_wall["engine"], t_wall["floor"]), ratio(t_cpu["engine"], t_cpu["floor"])
+    t_detail = {
+        **detail,
+        "setup": setup.replace("`long` model", "`long-think` model (200 words of inline thoughts, then").replace(
+            f"({words} words, one per chunk", f"the {words}-word answer, one word per chunk"
+        )
+        + "; the engine splits thoughts from the answer",
+        "errors": thinking["errors"],
+        "raw": {k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s)} for x in v] for k, v in t.items()},
+        "reference_wrapper_path": None,
+    }
     return [
+        Figure(
+            f"{name}_thinking",
+            t_wall["engine"],
+            "s",
+            t_wall["floor"],
+            t_wall_ratio,
+            {
+                "floor_name": f"minimal httpx SSE client, same {cells} streams (thoughts read as text)",
+                "target": "ratio <= 1.3",
+                "meets_target": None if quick else bool(t_wall_ratio is not None and t_wall_ratio <= 1.3),
+                **t_detail,
+            },
+        ),
+        Figure(
+            f"{name}_thinking_cpu_per_cell",
+            t_cpu["engine"],
+            "ms CPU/cell",
+            t_cpu["floor"],
+            t_cpu_ratio,
+            {
+                "floor_name": "httpx client CPU/cell",
+                "target": "ratio <= 2",
+                "meets_target": None if quick else bool(t_cpu_ratio is not None and t_cpu_ratio <= 2),
+                **t_detail,
+            },
+        ),
         Figure(
             f"{name}_wall",
             wall["engine"],
