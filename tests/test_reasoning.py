@@ -237,6 +237,49 @@ def test_the_cli_writes_thoughts_apart_from_the_answer(fake, tmp_path):
     assert all(r.params.get("reasoning_effort") == "low" for r in fake.requests)
 
 
+SHAPES = {
+    # model name: (behaviour, expected response, reasoning, verdict, error start)
+    "inline": ("think-inline", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "close-only": ("think-close-only", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "close-only-no": ("think-close-only/refuses", REFUSE_TEXT, THOUGHTS_COMPLYING, "direct_refusal", ""),
+    "deepseek": ("reasoning-content", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "openrouter": ("reasoning-field", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "details": ("reasoning-details", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "parts-no": ("content-parts/refuses", REFUSE_TEXT, THOUGHTS_COMPLYING, "direct_refusal", ""),
+    "out-of-tokens": ("think-out-of-tokens", "", THOUGHTS_REFUSING, "error", "Ran out of tokens while thinking"),
+    "refusal": ("refusal-field", REFUSE_TEXT, "", "direct_refusal", ""),
+    "done-only": ("done-no-finish", "answer", "", "direct_answer", ""),
+    "choices": ("multi-choice", "answer", "", "direct_answer", ""),
+    "groq-usage": ("x-groq-usage", "answer", "", "direct_answer", ""),
+    "comments": ("sse-comments", "answer", "", "direct_answer", ""),
+    "error-event": ("event-error", None, "", "error", "Provider error mid-stream after "),
+}
+
+
+@pytest.mark.parametrize("out", ["csv", "jsonl"])
+def test_every_shape_through_the_cli(fake, tmp_path, out):
+    """What `orbench-play run --out` writes for every shape a correct client reads."""
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {m: b for m, (b, *_) in SHAPES.items()})
+    path = tmp_path / f"r.{out}"
+    models = [a for name in SHAPES for a in ("--model", name)]
+    argv = ["run", "--config", str(config), "--split", "hard-1k", "--n", "1", "--quiet", "--no-cache"]
+    assert cli.main([*argv, *models, "--out", str(path)]) == 0
+    if out == "csv":
+        rows = list(csv.DictReader(path.open(encoding="utf-8", newline="")))
+    else:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    got = {r["model"]: r for r in rows}
+    assert set(got) == set(SHAPES)
+    for name, (_, response, reasoning, verdict, error) in SHAPES.items():
+        row = got[name]
+        if response == "answer":
+            response = answer_text(row["prompt"])
+        if response is not None:
+            assert row["response"] == response, name
+        assert row["reasoning"].strip().startswith(reasoning), name  # out of tokens: the thoughts so far
+        assert row["verdict"] == verdict and row["error"].startswith(error), (name, row["verdict"], row["error"])
+
+
 def test_a_bad_reasoning_effort_is_refused_with_one_line(capsys):
     code = cli.main(["run", "--model", "x", "--reasoning-effort", "max"])
     err = capsys.readouterr().err.strip().splitlines()

@@ -56,17 +56,11 @@ CELLS_JS = """() => [...document.querySelectorAll('#grid [data-i]')].map(box => 
 })"""
 
 
-@pytest.fixture(scope="module")
-def app_url(fake_server, tmp_path_factory):
-    config = fake_models_yaml(tmp_path_factory.mktemp("ui-think") / "models.yaml", fake_server.base_url, MODELS)
-    with serve_playground(config) as url:
-        yield url
-
-
-def test_thoughts_stream_collapsed_the_badge_says_thinking_then_the_answer_is_judged(app_url, fake_server):
-    fake_server.think_seconds = 4.0
+def test_thoughts_stream_collapsed_the_badge_says_thinking_then_the_answer_is_judged(fake, tmp_path):
+    fake.think_seconds = 4.0
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, MODELS)
     try:
-        with chromium() as browser:
+        with serve_playground(config) as app_url, chromium() as browser:
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             watch_errors(page)
             page.add_init_script(WATCH)
@@ -98,4 +92,4 @@ def test_thoughts_stream_collapsed_the_badge_says_thinking_then_the_answer_is_ju
             assert no["thoughts"].strip() == safe_html.neutralise(THOUGHTS_COMPLYING)
             assert errors_of(page) == []
     finally:
-        fake_server.think_seconds = 0.0
+        fake.think_seconds = 0.0

@@ -172,33 +172,30 @@ class _Collect:
             state.chars += len(piece)
             self.sink(piece)
 
-    def _keep(self, piece: str) -> None:
+    def _keep(self, piece: str, thoughts: bool = False) -> None:
+        """Keep `piece` of the answer (or of the thoughts) up to its bound; past
+        the bound, keep what fits and stop the stream, cut by us."""
         state = self.state
-        room = self.bounds.text_chars - state.chars
+        have = state.thought_chars if thoughts else state.chars
+        room = self.bounds.text_chars - have
         if len(piece) > room:
             if room > 0:
-                self._keep(piece[:room])
-            raise text_over_cap(self.bounds, "answer", state.chars)
-        state.parts.append(piece)
-        state.chars += len(piece)
-        self.sink(piece)
+                self._keep(piece[:room], thoughts)
+            raise text_over_cap(self.bounds, "thoughts" if thoughts else "answer", state.chars)
+        if thoughts:
+            state.thought_parts.append(piece)
+            state.thought_chars += len(piece)
+            self.sink.thought(piece)
+        else:
+            state.parts.append(piece)
+            state.chars += len(piece)
+            self.sink(piece)
 
     def _thought(self, piece: str) -> None:
         self._arrived()
         piece = self.think_repair.feed(piece)
         if piece:
-            self._keep_thought(piece)
-
-    def _keep_thought(self, piece: str) -> None:
-        state = self.state
-        room = self.bounds.text_chars - state.thought_chars
-        if len(piece) > room:
-            if room > 0:
-                self._keep_thought(piece[:room])
-            raise text_over_cap(self.bounds, "thoughts", state.chars)
-        state.thought_parts.append(piece)
-        state.thought_chars += len(piece)
-        self.sink.thought(piece)
+            self._keep(piece, thoughts=True)
 
     def _moved(self) -> None:
         """A lone `</think>`: the answer so far was thoughts."""
@@ -217,13 +214,13 @@ class _Collect:
 
     def flush(self) -> None:
         self.split.flush()
-        for repair, keep, chars in (
-            (self.repair, self._keep, self.state.chars),
-            (self.think_repair, self._keep_thought, self.state.thought_chars),
+        for repair, thoughts, chars in (
+            (self.repair, False, self.state.chars),
+            (self.think_repair, True, self.state.thought_chars),
         ):
             last = repair.flush()
             if last and chars < self.bounds.text_chars:
-                keep(last)
+                self._keep(last, thoughts)
 
     def finish(self, value: Any) -> None:
         """A finish reason arrived (checked; an unusable one is dropped with a note)."""
