@@ -460,11 +460,10 @@ async def _long_think(s: Shape) -> None:
     thoughts = long_thoughts_text(s.prompt, s.server.think_words).split(" ")
     answer = long_answer_text(s.prompt, s.server.words).split(" ")
     pieces = ["<think>", *(" " + w for w in thoughts), "</think>\n\n", answer[0], *(" " + w for w in answer[1:])]
-    pause = s.server.long_seconds / len(pieces)
-    for piece in pieces:
-        await asyncio.sleep(pause)
-        if not await s.wire.event(s.chunk({"content": piece})):
-            return
+    try:  # written as the `long` answer is: the words due each tick in one write
+        await s.server._stream_words(s.wire.resp, s.chunk, pieces, s.server.long_seconds / len(pieces), "\n")
+    except (ConnectionError, RuntimeError):
+        return
     await s.wire.event(s.chunk({}, "stop"))
     await s.wire.event({**s.chunk({}), "choices": [], "usage": s.usage(" ".join(thoughts + answer))})
     await s.wire.event("[DONE]")
