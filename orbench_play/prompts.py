@@ -132,7 +132,7 @@ def _num(x: Any) -> str:
 
 
 def params_label(params_json: str | dict[str, Any] | None) -> str:
-    """The non-default generation settings, short: `T=0.7 · top_p=0.9 · max 256` ('' if all default)."""
+    """The non-default generation settings, short: `T=0.7 · top_p=0.9 · max 256 · effort high` ('' if all default)."""
     p = _params(params_json)
     parts = []
     if p.get("temperature") is not None:
@@ -141,6 +141,8 @@ def params_label(params_json: str | dict[str, Any] | None) -> str:
         parts.append(f"top_p={_num(p['top_p'])}")
     if p.get("max_tokens") not in (None, _DEFAULTS.max_tokens):
         parts.append(f"max {_num(p['max_tokens'])}")
+    if p.get("reasoning_effort"):
+        parts.append(f"effort {p['reasoning_effort']}")
     return SEP.join(parts)
 
 

@@ -30,6 +30,7 @@ from support import fake_models_yaml
 from orbench_play import cli, engine
 from orbench_play.cache import CachedAnswer, CellKeys, ResultCache
 from orbench_play.models import bare_model, custom_endpoint, load_catalog
+from orbench_play.prompts import variant_name
 from orbench_play.thoughts import Splitter, split_text
 from orbench_play.types import (
     DEFAULT_MAX_TOKENS,
@@ -202,6 +203,7 @@ def test_reasoning_effort_reaches_the_provider_and_keys_the_variant(fake):
     )
     assert json.loads(result.response)["reasoning_effort"] == "high"
     assert "reasoning_effort" not in GenerationParams().as_dict()  # nobody else's keys or tags change
+    assert variant_name("m", "none", effort.params_json()) == "m · effort high"  # its own column and scoreboard row
     assert variant_tag("none", GenerationParams().params_json()) == ""
     assert variant_tag("none", effort.params_json()) != ""
     assert CellKeys(effort).key(spec, [{"role": "user", "content": "x"}]) != CellKeys(GenerationParams()).key(

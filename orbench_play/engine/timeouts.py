@@ -8,7 +8,7 @@ so that no answer that is still arriving is ever cut off at default settings:
   stream's first chunk;
 - **idle** (`--idle-timeout`, `ORBENCH_IDLE_TIMEOUT_S`, model_list
   `litellm_params.stream_timeout`; default 30 s, never more than the first-chunk
-  limit): the longest silence between two chunks once the stream has started;
+  limit): the longest wait for new text once the answer (or its thoughts) has started;
 - **overall**: the first-chunk limit plus an allowance per requested token
   (`--token-timeout`, `ORBENCH_TOKEN_TIMEOUT_S`, model_list
   `model_info.timeout_per_token`; default 1 s), so the limit grows with
@@ -86,7 +86,8 @@ def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
         "--idle-timeout",
         type=parse(False),
         default=None,
-        help=f"longest silence between two chunks of an answer, in seconds (default: the model_list's "
+        help=f"longest wait for new text (answer or thoughts) once an answer started, in seconds; keep-alives "
+        f"do not count (default: the model_list's "
         f"litellm_params.stream_timeout, else ${ENV_IDLE_TIMEOUT}, else {DEFAULT_IDLE_TIMEOUT_S:g}; at most --timeout)",
     )
     parser.add_argument(

@@ -302,19 +302,23 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             gr.Markdown(_about_text())
 
         gen_inputs = [gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.repeats]
-        run_inputs = [
-            models, split, categories, n, seed, gen.max_tokens, state, *gen_inputs, focus, judge, gen.reasoning_effort,
-        ]  # fmt: skip
-        prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge, gen.reasoning_effort]
+        run_inputs = [models, split, categories, n, seed, gen.max_tokens, state, *gen_inputs, focus, judge]
+        prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
+        # The page's buttons also send the reasoning effort; the API endpoints keep their inputs
+        # (a raw HTTP caller sends every input, so a new one would break it), and run at the provider's.
+        page_run_inputs = [*run_inputs, gen.reasoning_effort]
+        page_prompt_inputs = [*prompt_inputs, gen.reasoning_effort]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]
         # The page: the grid's skeleton once per run, then per-cell changes through `feed`.
         page_outputs = [progress, grid, feed, scoreboard, plot, *files, override_cell, state]
         page_override_outputs = [feed, scoreboard, plot, *files, override_cell, state]
         page_args: dict[str, Any] = {**PAGE_ONLY, "concurrency_limit": None, "show_progress": "hidden"}
-        run_event = run_btn.click(for_page(pg.run_setup), run_inputs, page_outputs, api_name="page_run", **page_args)
+        run_event = run_btn.click(
+            for_page(pg.run_setup), page_run_inputs, page_outputs, api_name="page_run", **page_args
+        )
         prompt_event = prompt_btn.click(
-            for_page(pg.run_prompt), prompt_inputs, page_outputs, api_name="page_run_prompt", **page_args
+            for_page(pg.run_prompt), page_prompt_inputs, page_outputs, api_name="page_run_prompt", **page_args
         )
         # No `cancels`: Stop ends the run's engine; the run's handler then sends its last frame itself.
         stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, api_name="page_stop", **page_args)
