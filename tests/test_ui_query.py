@@ -169,7 +169,7 @@ def test_link_presets_match_the_page():
 
 # -- handlers -------------------------------------------------------------------------
 
-LOAD_FIELDS = ["models", "split", "categories", "n", "seed", "banner", *GEN_KEYS, "system"]
+LOAD_FIELDS = ["models", "split", "categories", "n", "seed", "banner", *GEN_KEYS[:6], "system", "reasoning_effort"]
 
 
 def loaded(playground, **params: str) -> dict:
