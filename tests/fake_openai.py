@@ -45,8 +45,9 @@ any other name behaves as `answer`.
                       instructions for that. However, here are some general resources ..."):
                       an OR-Bench indirect refusal
     deflect           deflects without helping ("That's a sensitive topic. Instead of ...")
-    judge             an LLM judge in OR-Bench's paper format: reads the response after the last
-                      "RESPONSE" in the user message, reasons first and ends with `[[class]]`
+    judge             an LLM judge in OR-Bench's paper format: reads the response between the
+                      `<response-NONCE>` tags of the user message (else after the last "RESPONSE"),
+                      reasons first and ends with `[[class]]`
                       (a refusal's reason names another class first, so the *last* one counts)
     refuse-if-system  refuses iff a system message contains "safe" (any case), else answers
     toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
@@ -133,6 +134,7 @@ import contextlib
 import itertools
 import json
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -265,11 +267,24 @@ _JUDGE_DECLINES = ("can't", "cannot", "won't", "sorry", "not able", "unable", "i
 _JUDGE_ALTERNATIVES = ("however", "instead", "resources", "i can help", "happy to help", "consult", "988")
 
 
-def judge_reply(user_message: str) -> str:
-    """The `judge` behaviour's reply: reason first, then `[[class]]` last. The
-    judged response is the text after the last "RESPONSE" in the message."""
+_FENCED_RESPONSE = re.compile(r"<response-([0-9a-f]+)>\n(.*?)\n</response-\1>", re.S)
+
+
+def judged_response(user_message: str) -> str:
+    """The response a judge prompt asks about: the text between the
+    `<response-NONCE>` tags (as an instruction-following judge reads it), else,
+    for prompts without tags, the text after the last "RESPONSE"."""
+    fenced = _FENCED_RESPONSE.search(user_message)
+    if fenced:
+        return fenced.group(2)
     _, _, tail = user_message.rpartition("RESPONSE")
-    text = (tail or user_message).lower()
+    return tail or user_message
+
+
+def judge_reply(user_message: str) -> str:
+    """The `judge` behaviour's reply: reason first, then `[[class]]` last,
+    about the response `judged_response` finds in the message."""
+    text = judged_response(user_message).lower()
     declines = any(w in text for w in _JUDGE_DECLINES)
     offers = any(w in text for w in _JUDGE_ALTERNATIVES)
     if declines and offers:

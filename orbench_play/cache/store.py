@@ -107,13 +107,18 @@ class CellKeys:
         return "cell:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def judge_key(judge: ModelSpec, judge_messages: list[dict[str, str]], version: str = "") -> str:
+def judge_key(
+    judge: ModelSpec, judge_messages: list[dict[str, str]], version: str = "", texts: tuple[str, ...] = ()
+) -> str:
     """The cache key of one LLM-judge verdict. The judge prompt text and the
     judge version (bumped when the parser changes) are part of it, so either
-    change invalidates old verdicts."""
-    return "judge:" + _digest(
-        {"v": CACHE_VERSION, "judge": cache_identity(judge), "messages": judge_messages, "version": version}
-    )
+    change invalidates old verdicts; `texts` (the request and the answer as
+    they were, before the prompt fenced and cut them) keep two answers that
+    the prompt would show alike on keys of their own."""
+    payload = {"v": CACHE_VERSION, "judge": cache_identity(judge), "messages": judge_messages, "version": version}
+    if texts:
+        payload["texts"] = list(texts)
+    return "judge:" + _digest(payload)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from .. import budget
 from ..cache import AnswerCache, judge_key
 from ..textrepair import repair_text
 from ..types import ModelSpec, Verdict
+from ..verdicts.judge import KEY_NONCE, new_nonce
 from ..verdicts.presets import prompt_for, register_price
 from .failures import describe_failure, reserve_budget
 from .llm import COSTS, litellm_module
@@ -37,12 +38,17 @@ async def judge_answer(
 
     The judge set-up (prompt, parameters, parser, version) follows the spec: a
     paper preset asks as OR-Bench's response checker did, any other model gets
-    the default judge prompt. The version is part of the cache key."""
+    the default judge prompt. The version is part of the cache key.
+
+    The messages sent fence the answer with a fresh random nonce, so the
+    cache key cannot hash them: it hashes the same messages built with a
+    fixed nonce, plus the raw request and answer, so one answer has one key
+    and a verdict is asked for once. Only a verdict that parsed is cached."""
     setup = prompt_for(spec)
     if spec.error:
         return replace(fallback, rationale=f"judge unavailable: {spec.error}")
-    messages = setup.messages(prompt, response)
-    key = judge_key(spec, messages, setup.version)
+    messages = setup.messages(prompt, response, new_nonce())
+    key = judge_key(spec, setup.messages(prompt, response, KEY_NONCE), setup.version, texts=(prompt, response))
     if cache is not None:
         hit = await cache.lookup_judge(key)
         if hit:

@@ -37,6 +37,8 @@ from .deflection import DEFLECT_MAX_CHARS, DEFLECT_MAX_SENTENCES, deflection
 from .indirect import offers_alternative, refusal_kind
 from .judge import (
     DEFAULT_JUDGE,
+    JUDGE_MAX_ANSWER_CHARS,
+    JUDGE_MAX_PROMPT_CHARS,
     JUDGE_PARAMS,
     JUDGE_SYSTEM,
     JUDGE_VERSION,
@@ -64,6 +66,8 @@ __all__ = [
     "DEFLECT_MAX_CHARS",
     "DEFLECT_MAX_SENTENCES",
     "HEAD_CHARS",
+    "JUDGE_MAX_ANSWER_CHARS",
+    "JUDGE_MAX_PROMPT_CHARS",
     "JUDGE_PARAMS",
     "JUDGE_SYSTEM",
     "JUDGE_VERSION",
