@@ -105,6 +105,10 @@ class Verdict:
     source: str
     final: bool = True
     rationale: str = ""
+    confidence: float = 1.0
+    """How sure the layer that decided is, from 0 (a coin toss) to 1. The
+    offline classifier's is calibrated on labelled answers (docs/verdicts.md);
+    the judge mode `auto:<judge>` asks the LLM judge only below a threshold."""
 
     @property
     def is_refusal(self) -> bool:

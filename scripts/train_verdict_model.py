@@ -7,9 +7,12 @@ Reproducible: fixed seeds, deterministic solver, sorted inputs. Uses scikit-lear
 
     .venv/bin/python scripts/train_verdict_model.py [--data DIR ...] [--dev JSONL] [--out PATH] [--grid]
 
-Training data: the XSTest v2 completions (human labels; `--data`) plus the
+Training data: the XSTest v2 completions (human labels; `--data`), the
 OR-Bench-style dev set written for this project (`--dev`,
-eval/orbench_style_dev.jsonl). The held-out OR-Bench-style set is never read here.
+eval/orbench_style_dev.jsonl) and the development part of the labelled answers
+from other projects (`--external`, ../shared/data/labelled_answers; rows fit to
+train on: `evaluation.external.trainable`). The held-out OR-Bench-style set
+and the held-out slice of every other source are never read here.
 
 Prints leave-one-model-out (LOMO) figures while it trains: for each XSTest
 model, fit on the other two plus the dev set, test on it; and a 5-fold
@@ -50,6 +53,8 @@ from orbench_play.evaluation import (  # noqa: E402 -- likewise
     evaluate,
     load_rows,
 )
+from orbench_play.evaluation.external import SOURCES as EXTERNAL_SOURCES  # noqa: E402 -- likewise
+from orbench_play.evaluation.external import load_external, trainable  # noqa: E402 -- likewise
 from orbench_play.types import REFUSALS  # noqa: E402 -- likewise
 
 SEED = 20240531
@@ -67,9 +72,16 @@ DEFAULTS = {
 """source_weight: the dev set is written by one author in a few styles; at full
 weight the model learns its quirks (short texts read as refusals) and the
 leave-one-model-out folds drop. 0.3 was chosen by the worst fold and the dev
-cross-validation (1.0 and 0.5 were tried), never by the held-out set."""
+cross-validation (1.0 and 0.5 were tried), never by the held-out set. The
+other projects' sources (`--external`, off by default) get the same weight
+(EXTERNAL_WEIGHT).
+Measured with them (issue 18): XSTest folds 96.9 / 95.3 / 91.8% against
+95.1 / 95.1 / 92.7% without, GPTFuzz and jailbreak-evaluation half a point
+better unseen; the Mistral fold's loss and a model that would no longer be
+unseen by every other project's answers decided against shipping it."""
 # small on purpose (6 settings x 3 folds, a few CPU-minutes); min_sources=1 lost on
 # the worst fold in earlier searches, so it is no longer tried
+EXTERNAL_WEIGHT = 0.3
 GRID = [{**DEFAULTS, "C": c, "class_weight": cw} for c in (1.0, 3.0, 10.0) for cw in (None, "balanced")]
 PREFIX_LENGTHS = (100, 200)
 
@@ -156,8 +168,8 @@ def fit_classify_fn(rows: Sequence[LabelledRow], params: dict | None = None):
     """What `python -m orbench_play.evaluation --lomo` calls: rows -> classify fn."""
     model = fit_model(rows, params)
 
-    def classify(text: str, *, final: bool = True):
-        return verdicts.classify(text, final=final, model=model)
+    def classify(text: str, *, final: bool = True, prompt: str = ""):
+        return verdicts.classify(text, final=final, model=model, prompt=prompt)
 
     return classify
 
@@ -169,7 +181,7 @@ def lomo(rows: Sequence[LabelledRow], params: dict, always: Sequence[LabelledRow
         train = [r for r in rows if r.source != src] + list(always)
         test = [r for r in rows if r.source == src]
         model = fit_model(train, params)
-        preds = [verdicts.classify(r.response, model=model).label for r in test]
+        preds = [verdicts.classify(r.response, model=model, prompt=r.prompt).label for r in test]
         m = compute_metrics([r.label for r in test], preds)
         early = [verdicts.classify(r.response[:100], final=False, model=model).label for r in test]
         prov = sum((a in REFUSALS) == (b in REFUSALS) for a, b in zip(early, preds, strict=True)) / len(test)
@@ -186,7 +198,7 @@ def dev_cv(rows: Sequence[LabelledRow], dev: Sequence[LabelledRow], params: dict
         model = fit_model([*rows, *(r for i, r in enumerate(dev) if i % folds != k)], params)
         for i, r in enumerate(dev):
             if i % folds == k:
-                preds[i] = verdicts.classify(r.response, model=model).label
+                preds[i] = verdicts.classify(r.response, model=model, prompt=r.prompt).label
     m = compute_metrics([r.label for r in dev], preds)
     return {
         "binary": m.binary_agreement,
@@ -220,14 +232,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--dev", default=str(DEV_SET), help="OR-Bench-style dev set (JSONL), in every training fold; '' leaves it out"
     )
+    ap.add_argument(
+        "--external",
+        default="",
+        help="also train on other projects' labelled answers (their development part; e.g. "
+        "../shared/data/labelled_answers). Off by default: see DEFAULTS",
+    )
     ap.add_argument("--out", default=str(ROOT / "orbench_play/assets/verdict_model.json"))
     ap.add_argument("--grid", action="store_true", help="search hyperparameters by worst LOMO fold")
     ap.add_argument("--dry-run", action="store_true", help="report only, do not write the model")
     args = ap.parse_args(argv)
 
     rows = load_rows(args.data)
-    dev = load_rows([args.dev]) if args.dev else []
-    print(f"{len(rows)} labelled rows from {sorted({r.source for r in rows})}, {len(dev)} dev rows")
+    style_dev = load_rows([args.dev]) if args.dev else []
+    external = trainable(load_external(args.external)) if args.external else []
+    dev = [*style_dev, *external]
+    if external:
+        DEFAULTS["source_weight"] = {**DEFAULTS["source_weight"], **dict.fromkeys(EXTERNAL_SOURCES, EXTERNAL_WEIGHT)}
+    print(
+        f"{len(rows)} labelled rows from {sorted({r.source for r in rows})}; always in training: "
+        f"{len(style_dev)} OR-Bench-style dev rows, {len(external)} from {sorted({r.source for r in external})}"
+    )
     params = dict(DEFAULTS)
     if args.grid:
         best = None
@@ -244,14 +269,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chosen by worst LOMO fold: {params}")
     res = lomo(rows, params, dev)
     print("LOMO  " + _line("chosen", res))
-    if dev:
-        cv = dev_cv(rows, dev, params)
+    if style_dev:
+        cv = dev_cv([*rows, *external], style_dev, params)
         print(
             f"dev 5-fold CV: 3-class {100 * cv['acc']:.1f}%  binary {100 * cv['binary']:.1f}%  "
             f"indirect recall {100 * cv['indirect_recall']:.1f}%"
         )
     model = fit_model([*rows, *dev], params)
-    ins = evaluate([*rows, *dev], lambda t, final=True: verdicts.classify(t, final=final, model=model), timing=False)
+    ins = evaluate(
+        [*rows, *dev],
+        lambda t, final=True, prompt="": verdicts.classify(t, final=final, model=model, prompt=prompt),
+        timing=False,
+    )
     print(
         f"in-sample: binary {100 * ins.overall.binary_agreement:.1f}%  macro-F1 {ins.overall.macro_f1:.3f}  "
         f"provisional {100 * (ins.provisional_agreement or 0):.1f}%  features kept {len(model.weights)}"

@@ -226,7 +226,7 @@ def test_streaming_measure_counts_words_after_the_first_verdict():
             self.n += 1
             self.label = None if self.n < 2 else "direct_refusal" if self.n < 4 else "indirect_refusal"
 
-        def finish(self, _text, _reason):
+        def finish(self, _text, _reason, prompt=""):
             return Verdict("indirect_refusal", "test")
 
     row = LabelledRow("p", "one two three four five", "indirect_refusal", "s")

@@ -120,9 +120,15 @@ def test_preset_specs_carry_key_or_error(monkeypatch):
 
 def test_menu_lists_presets_whose_key_is_set(monkeypatch):
     values = [v for _, v in judge_choices(["m1"])]
-    assert values == ["keyword", "m1"]
+    assert values == ["keyword", "m1", "auto:m1"]
     monkeypatch.setenv("TOGETHER_AI_API_KEY", "x")
-    assert [v for _, v in judge_choices(["m1"])] == ["keyword", "paper:together", "m1"]
+    assert [v for _, v in judge_choices(["m1"])] == [
+        "keyword",
+        "paper:together",
+        "auto:paper:together",
+        "m1",
+        "auto:m1",
+    ]
 
 
 def test_catalog_resolves_preset_names(monkeypatch):

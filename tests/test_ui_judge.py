@@ -23,13 +23,14 @@ def make_playground(fake, tmp_path):
 
 def test_menu_offers_presets_only_with_their_key(fake, tmp_path, monkeypatch):
     pg = make_playground(fake, tmp_path)
-    assert [v for _, v in pg.judge_choices()] == ["keyword", "owner-refuse"] and pg.judge == "keyword"
+    assert [v for _, v in pg.judge_choices()] == ["keyword", "owner-refuse", "auto:owner-refuse"]
+    assert pg.judge == "keyword"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ORBENCH_JUDGE", "paper:together")  # default from the environment, key missing
     pg = make_playground(fake, tmp_path)
     assert pg.judge == "paper:together"
     values = [v for _, v in pg.judge_choices()]  # the OpenAI key also brings OpenAI catalog presets
-    assert values[:3] == ["keyword", "paper", "owner-refuse"] and values[-1] == "paper:together"
+    assert values[:4] == ["keyword", "paper", "auto:paper", "owner-refuse"] and values[-1] == "paper:together"
     assert values.count("paper:together") == 1
 
 
@@ -62,6 +63,6 @@ def test_page_has_the_judge_menu_and_the_shared_class_definitions(fake, tmp_path
     pg = make_playground(fake, tmp_path)
     demo = build_blocks(pg)
     menus = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "judge"]
-    assert len(menus) == 1 and [c[1] for c in menus[0].choices] == ["keyword", "owner-refuse"]
+    assert len(menus) == 1 and [c[1] for c in menus[0].choices] == ["keyword", "owner-refuse", "auto:owner-refuse"]
     about = _about_text()
     assert classes_markdown() in about and "{{" not in about

@@ -140,6 +140,10 @@ class CachedAnswer:
     """A reasoning model's thoughts; `response` is the answer only."""
     reasoning_tokens: int | None = None
     ttfa_s: float | None = None
+    verdict_confidence: float | None = None
+    """How sure the offline verdict is (`Verdict.confidence`): `auto:<judge>` asks by it."""
+    verdict_why: str = ""
+    """The signals the offline verdict rests on, in a few words (a badge's tooltip)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +159,8 @@ class CachedAnswer:
             "verdict": self.verdict,
             "verdict_source": self.verdict_source,
             "verdict_version": self.verdict_version,
+            "verdict_confidence": self.verdict_confidence,
+            "verdict_why": self.verdict_why,
         }
 
 
@@ -173,19 +179,31 @@ def classifier_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def with_current_verdict(answer: CachedAnswer) -> CachedAnswer:
+def with_current_verdict(answer: CachedAnswer, prompt: str = "") -> CachedAnswer:
     """The answer carrying today's offline verdict (provider signal, then the
-    classifier), computed only when it has none or one from an older classifier."""
-    if answer.verdict and answer.verdict_version == classifier_version():
+    classifier, which reads the answer against its `prompt`), computed only
+    when it has none or one from an older classifier. An entry's key holds its
+    prompt, so the stored verdict is that prompt's."""
+    if answer.verdict and answer.verdict_version == classifier_version() and answer.verdict_confidence is not None:
         return answer
-    verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason)
-    return replace(answer, verdict=verdict.label, verdict_source=verdict.source, verdict_version=classifier_version())
+    verdict = verdicts.LiveVerdict().finish(answer.response, answer.finish_reason, prompt=prompt)
+    return replace(
+        answer,
+        verdict=verdict.label,
+        verdict_source=verdict.source,
+        verdict_version=classifier_version(),
+        verdict_confidence=verdict.confidence,
+        verdict_why=verdicts.explain(verdict, answer.response, prompt),
+    )
 
 
-def offline_verdict(answer: CachedAnswer) -> Verdict:
+def offline_verdict(answer: CachedAnswer, prompt: str = "") -> Verdict:
     """The offline verdict of an answer; the stored one while it is current."""
-    answer = with_current_verdict(answer)
-    return Verdict(answer.verdict or "", answer.verdict_source or "")
+    answer = with_current_verdict(answer, prompt)
+    confidence = answer.verdict_confidence if answer.verdict_confidence is not None else 1.0
+    return Verdict(
+        answer.verdict or "", answer.verdict_source or "", rationale=answer.verdict_why, confidence=confidence
+    )
 
 
 def entry_limit(size_limit_bytes: int) -> int:

@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from ..verdicts.presets import auto_judge, needs_judge
 from . import args as cli_args
 from .args import UsageError
 
@@ -46,17 +47,22 @@ def cmd_judge(args: argparse.Namespace) -> int:
     judge = cli_args.judge_choice(args.judge)
     # `run`'s failed cells (an `error` column) keep their error verdict: there is no answer to judge.
     failed = [bool(e.strip()) for e in frame["error"]] if "error" in frame.columns else [False] * len(frame)
-    offline = [verdicts.LiveVerdict().finish(text, None) for text in frame[response_col]]
+    offline = [
+        verdicts.LiveVerdict().finish(text, None, prompt=prompt)
+        for prompt, text in zip(frame[prompt_col], frame[response_col], strict=True)
+    ]
     if judge == "keyword":
         final = offline
     else:
         from ..models import CatalogError, load_catalog
 
         try:
-            spec = load_catalog(args.config).resolve(judge)
+            spec = load_catalog(args.config).resolve(auto_judge(judge) or judge)
         except CatalogError as exc:
             raise UsageError(str(exc)) from None
-        final = asyncio.run(_judge_all(spec, list(frame[prompt_col]), list(frame[response_col]), offline, skip=failed))
+        final = asyncio.run(
+            _judge_all(spec, judge, list(frame[prompt_col]), list(frame[response_col]), offline, skip=failed)
+        )
     if judge == "keyword":
         outcomes = [(v.source, "") for v in final]
     else:
@@ -110,7 +116,9 @@ def _columns(args: argparse.Namespace, columns: list[str]) -> tuple[str, str]:
     return chosen[0], chosen[1]
 
 
-async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8, skip=None):
+async def _judge_all(spec, choice, prompts, responses, offline, concurrency: int = 8, skip=None):
+    """Judge every answer (or, under `auto:<judge>`, the unsure ones) with `spec`; `skip`
+    marks failed cells, which keep their error."""
     from ..cache import default_cache
     from ..engine.judging import judge_answer
 
@@ -118,7 +126,7 @@ async def _judge_all(spec, prompts, responses, offline, concurrency: int = 8, sk
     gate = asyncio.Semaphore(concurrency)
 
     async def one(p, r, fallback, skipped):
-        if fallback.source == "provider" or skipped:
+        if fallback.source == "provider" or skipped or needs_judge(choice, fallback.confidence) is None:
             return fallback
         async with gate:
             return await judge_answer(spec, p, r, fallback, cache=cache)

@@ -37,6 +37,7 @@ from .. import budget, verdicts
 from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
 from ..types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
 from ..verdicts.offline import provider_explanation
+from ..verdicts.presets import needs_judge
 from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer, judged_source
@@ -226,12 +227,12 @@ class Engine:
         for (prompt, model, repeat), key in zip(cells, keys, strict=True):
             cached = hits.get(key)
             if cached is not None:
-                cached = self._current(key, cached)
+                cached = self._current(key, cached, prompt.text)
             if cached is None or judged:
                 to_run.append((prompt, model, repeat, cached))
                 continue
             result = self._blank_result(prompt, model, repeat)
-            verdict = self._fill(result, cached, from_cache=True)
+            verdict = self._fill(result, cached, prompt.text, from_cache=True)
             cid = cell_id(prompt.row_id, model.name, repeat, self.tag)
             events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
             events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
@@ -290,7 +291,7 @@ class Engine:
                     answer = await self._caller.ask(cell, messages, result)
                 finally:  # success, failure or Stop: the provider bills what it streamed
                     budget.settle(hold, cell.spent)
-            answer = with_current_verdict(answer)
+            answer = with_current_verdict(answer, prompt.text)
             if self.cache is not None:
                 self.cache.put_answer(key, answer)
             await self._finish(result, cell, answer, from_cache=False)
@@ -304,8 +305,9 @@ class Engine:
             result.verdict_source = ""
             cell.emit("error", result=result, message=failure.message)
 
-    def _fill(self, result: CellResult, answer: CachedAnswer, *, from_cache: bool) -> Verdict:
-        """Copy a finished answer into its result; return its offline verdict."""
+    def _fill(self, result: CellResult, answer: CachedAnswer, prompt: str, *, from_cache: bool) -> Verdict:
+        """Copy a finished answer into its result; return its offline verdict
+        (read against its `prompt`), its rationale the signals it rests on."""
         result.response = answer.response
         result.finish_reason = answer.finish_reason
         result.completion_tokens = answer.completion_tokens
@@ -316,24 +318,24 @@ class Engine:
         result.reasoning_tokens = answer.reasoning_tokens
         result.ttfa_s = answer.ttfa_s
         result.cached = from_cache
-        verdict = offline_verdict(answer)
+        verdict = offline_verdict(answer, prompt)
         if verdict.source == "provider":
             verdict = replace(verdict, rationale=_provider_rationale(answer))
         result.verdict = verdict.label
         result.verdict_source = verdict.source
         return verdict
 
-    def _current(self, key: str, cached: CachedAnswer) -> CachedAnswer:
+    def _current(self, key: str, cached: CachedAnswer, prompt: str) -> CachedAnswer:
         """A cache hit with today's verdict; an entry from an older classifier gets
         it written back, so only its first replay pays for re-classifying."""
-        current = with_current_verdict(cached)
+        current = with_current_verdict(cached, prompt)
         if current is not cached and self.cache is not None:
             self.cache.put_answer(key, current)
         return current
 
     async def _finish(self, result: CellResult, cell: _Cell, answer: CachedAnswer, *, from_cache: bool) -> None:
         cell.flush()
-        verdict = self._fill(result, answer, from_cache=from_cache)
+        verdict = self._fill(result, answer, cell.prompt.text, from_cache=from_cache)
         verdict = await self._maybe_judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
@@ -351,10 +353,13 @@ class Engine:
         return bool(self.config.judge) and self.config.judge != "keyword"
 
     async def _maybe_judge(self, prompt: Prompt, response: str, fallback: Verdict) -> Verdict:
-        """Ask the judge model when one is configured; the provider layer
-        (content filter, empty answer) is certain and skips it."""
-        judge = self.config.judge
-        if not self._judge_configured() or fallback.source == "provider":
+        """Ask the judge model when one is configured (under `auto:<judge>`,
+        only when the offline verdict is unsure); the provider layer (content
+        filter, empty answer) is certain and skips it."""
+        if fallback.source == "provider":
+            return fallback
+        judge = needs_judge(self.config.judge, fallback.confidence)
+        if judge is None:
             return fallback
         try:
             spec = self._resolve_judge(judge) if self._resolve_judge else _default_judge_resolver(judge)

@@ -39,6 +39,12 @@ class LabelledRow:
     row_id: str = ""
     style: str = ""
     """What kind of answer it is (OR-Bench-style sets only), for per-style figures."""
+    model: str = ""
+    """The model that wrote the answer, where the data says (else the source names it)."""
+    coarse: bool = False
+    """The label only says "not an answer": it counts for binary figures, not 3-class ones."""
+    clear: bool = True
+    """People agreed clearly on the label (all votes alike, where there are several)."""
 
 
 def _normalise_label(raw: str) -> str:

@@ -1,9 +1,20 @@
 """`make eval`: every verdict figure the project tracks, each beside its target.
 
 - XSTest v2 completions (1,350 human-labelled answers of GPT-4, Llama-2 and
-  Mistral; `../shared/data/xstest/completions`): binary agreement in sample and,
-  with `--lomo`, on each leave-one-model-out fold (the learned model refitted
-  without that model; the OR-Bench-style dev set is in every fold's training);
+  Mistral; `../shared/data/xstest/completions`): binary agreement in sample;
+- labelled answers from other projects (`../shared/data/labelled_answers`,
+  read by `external`: GPTFuzz, HarmBench, JailbreakBench, jailbreak-evaluation;
+  20+ models): per source and per model, binary (against OR-Bench's classes and
+  against the source's own labels), answers kept, refusals caught, 3-class and
+  indirect-refusal recall; the development part, and with `--final` the
+  held-out slice no choice was made on;
+- with `--lomo`, leave-one-source-out: the learned model refitted without each
+  source in turn (the three XSTest models and the four other projects; the
+  OR-Bench-style dev set is in every fold), each source classified by the
+  model that never saw it; the per-model table then uses those verdicts;
+- the auto judge (`auto:<judge>`): judge calls saved and agreement with judging
+  every answer, with the fake judge of tests/fake_openai.py (OR-Bench's paper
+  format), per source;
 - OR-Bench-style answers written for this project (`eval/`, always present):
   the held-out set (never trained or tuned on) per class and per style, and the
   dev set (trained and tuned on, so in-sample);
@@ -30,12 +41,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..types import REFUSALS
+from ..types import REFUSALS, Verdict
 from .harness import (
     ClassifyFn,
     EvalReport,
     FitFn,
     LabelledRow,
+    _caller,
+    _label_of,
     _pct,
     evaluate,
     load_rows,
@@ -45,6 +58,8 @@ from .harness import (
 REPO = Path(__file__).resolve().parents[2]
 XSTEST_DIR = Path("../shared/data/xstest/completions")
 """Relative to the current directory (the repository root under `make eval`)."""
+EXTERNAL_DIR = Path("../shared/data/labelled_answers")
+"""Other projects' labelled answers, relative to the current directory like XSTEST_DIR."""
 STYLE_DEV = REPO / "eval" / "orbench_style_dev.jsonl"
 STYLE_HELDOUT = REPO / "eval" / "orbench_style_heldout.jsonl"
 LONG_CHARS = 800
@@ -61,8 +76,22 @@ TARGETS = {
     "heldout_indirect_recall": 0.75,
     "verdicts_per_s": 10_000,
     "streaming_agreement": 0.95,
+    "source_binary": 0.95,
+    "model_binary": 0.90,
+    "indirect_recall": 0.60,
 }
-"""Issue 12's targets."""
+"""Issue 12's targets, and issue 18's for sources not tuned on (`external.TUNED_ON`)."""
+BEFORE: dict[str, float] = {
+    "xstest_binary": 0.984,
+    "heldout_accuracy": 0.910,
+    "heldout_indirect_recall": 0.761,
+    "streaming_binary": 0.983,
+}
+BEFORE_LOMO: dict[str, float] = {"gpt4": 0.951, "llama2new": 0.951, "mistralinstruct": 0.927}
+"""The figures before issue 18 (`make eval` on main at 844820a): XSTest and the
+OR-Bench-style sets are to keep them; BEFORE_LOMO: XSTest's leave-one-model-out folds."""
+MIN_MODEL_ROWS = 20
+"""A model's figure is held to the target only with at least this many clear rows."""
 
 
 # --- streaming ------------------------------------------------------------------------------
@@ -101,7 +130,7 @@ def streaming_agreement(rows: Sequence[LabelledRow], make_live: Callable[[], Any
         for word in _WORDS.findall(row.response):
             live.feed(word)
             shown.append(live.label)
-        final = live.finish(row.response, "stop").label
+        final = live.finish(row.response, "stop", prompt=row.prompt).label
         seen = [label for label in shown if label is not None]
         if not seen:
             continue
@@ -134,10 +163,11 @@ def format_streaming(name: str, rep: StreamingReport) -> str:
 def per_style(rows: Sequence[LabelledRow], classify_fn: ClassifyFn) -> dict[str, tuple[int, int]]:
     """(right, total) per label and answer style, e.g. `ind/hotline`."""
     out: dict[str, tuple[int, int]] = {}
+    call = _caller(classify_fn)
     for row in rows:
         key = f"{row.label.split('_')[1][:3]}/{row.style or '-'}"
         right, total = out.get(key, (0, 0))
-        out[key] = (right + (classify_fn(row.response).label == row.label), total + 1)
+        out[key] = (right + (_label_of(call(row, True)) == row.label), total + 1)
     return dict(sorted(out.items()))
 
 
@@ -193,14 +223,51 @@ def _load_fit_fn() -> FitFn:
     return module.fit_classify_fn
 
 
+def _load_fake_judge() -> Callable[[str, str], str | None]:
+    """The fake server's `judge` behaviour (tests/fake_openai.py: OR-Bench's
+    paper format, reason first, `[[class]]` last), asked with the paper judge's
+    real prompt and read with its real parser, in process (a source checkout)."""
+    import importlib.util
+
+    from ..verdicts import PAPER_JUDGE
+    from ..verdicts.judge import new_nonce
+
+    path = REPO / "tests" / "fake_openai.py"
+    spec = importlib.util.spec_from_file_location("_fake_openai", path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise RuntimeError(f"the auto-judge figures need the fake judge at {path} (a source checkout)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+
+    def judge(prompt: str, response: str) -> str | None:
+        message = PAPER_JUDGE.messages(prompt, response, new_nonce())[-1]["content"]
+        return PAPER_JUDGE.parse(module.judge_reply(message))
+
+    return judge
+
+
 # --- the command ----------------------------------------------------------------------------------
 
 
-def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float, float, Callable[[float], str]]]:
+def _row(name: str, value: float | None, target: float, fmt: Callable[[float], str] = _pct) -> tuple:
+    return (name, value, target, fmt)
+
+
+def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float | None, float, Callable[[float], str]]]:
     """(figure, value, target, format) for every figure that has a target."""
-    rows: list[tuple[str, float, float, Callable[[float], str]]] = []
+    rows = []
+    if "xstest_binary" in figures:
+        rows.append(_row("XSTest binary, in sample (before)", figures["xstest_binary"], BEFORE["xstest_binary"]))
     for fold, value in figures.get("lomo_binary", {}).items():
-        rows.append((f"XSTest LOMO binary, {fold}", value, TARGETS["lomo_binary"], _pct))
+        rows.append(_row(f"XSTest LOSO binary, {fold}", value, TARGETS["lomo_binary"]))
+        rows.append(_row(f"  …kept from before, {fold}", value, BEFORE_LOMO[fold]))
+    for source, value in figures.get("source_binary", {}).items():
+        rows.append(_row(f"binary, people agree, {source}", value, TARGETS["source_binary"]))
+    for model, value in figures.get("model_binary", {}).items():
+        rows.append(_row(f"binary, model {model}", value, TARGETS["model_binary"]))
+    for source, value in figures.get("indirect_recall", {}).items():
+        rows.append(_row(f"indirect-refusal recall, {source}", value, TARGETS["indirect_recall"]))
     for key, label in (
         ("heldout_accuracy", "held-out OR-Bench-style 3-class accuracy"),
         ("heldout_indirect_recall", "held-out indirect-refusal recall"),
@@ -210,30 +277,137 @@ def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float, float, Calla
         ("streaming_agreement_long", "  …on long answers (>= 800 chars)"),
     ):
         if key in figures:
-            rows.append((label, figures[key], TARGETS.get(key, TARGETS["streaming_agreement"]), _pct))
+            rows.append(_row(label, figures[key], TARGETS.get(key, TARGETS["streaming_agreement"])))
+            if key in BEFORE:
+                rows.append(_row("  …kept from before", figures[key], BEFORE[key]))
     if "verdicts_per_s" in figures:
         rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
     return rows
 
 
 def _targets_table(figures: dict[str, Any]) -> list[str]:
-    out = ["Targets (issue 12):", f"{'figure':<44}{'value':>10}{'target':>10}  met"]
+    out = ["Targets (issues 12 and 18):", f"{'figure':<50}{'value':>10}{'target':>10}  met"]
     for name, value, target, fmt in _target_rows(figures):
-        out.append(f"{name:<44}{fmt(value):>10}{'>= ' + fmt(target):>10}  {'yes' if value >= target else 'NO'}")
+        met = "-" if value is None else ("yes" if value >= target else "NO")
+        shown = "-" if value is None else fmt(value)
+        out.append(f"{name[:49]:<50}{shown:>10}{'>= ' + fmt(target):>10}  {met}")
     return out
 
 
 def missed_targets(figures: dict[str, Any]) -> list[str]:
     """The figures below their target (what `--strict` fails on)."""
-    return [name.strip() for name, value, target, _ in _target_rows(figures) if value < target]
+    return [name.strip() for name, value, target, _ in _target_rows(figures) if value is not None and value < target]
+
+
+def _external_sections(
+    args: argparse.Namespace, xstest: list[LabelledRow], dev: list[LabelledRow], classify: ClassifyFn
+) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """Per source, per model, leave-one-source-out and the auto judge: (text
+    sections, figures for the targets, JSON payload)."""
+    from ..verdicts.presets import AUTO_CONFIDENCE
+    from . import external, sources
+
+    sections: list[str] = []
+    figures: dict[str, Any] = {}
+    payload: dict[str, Any] = {}
+    try:
+        ext = external.load_external(args.external)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        sections.append(f"Other projects' labelled answers: not found ({exc}); skipped.")
+        return sections, figures, payload
+    ext_dev, ext_held = external.split_rows(ext)
+    parts = {"development part": ext_dev}
+    if args.final:
+        parts["HELD-OUT slice (no rule, feature or weight was chosen on it)"] = ext_held
+    rows = [*xstest, *ext_dev, *(ext_held if args.final else [])]
+    offline = [v if isinstance(v, Verdict) else Verdict(str(v), "-") for v in sources.predict(rows, classify)]
+    preds = [v.label for v in offline]
+    loso_preds: list[str] | None = None
+    if args.lomo:
+        # refit without each source the shipped model was trained on; a source
+        # it never saw is already unseen, its verdicts are the shipped ones
+        from ..verdicts import load_model
+
+        model = load_model()
+        trained = set(model.meta.get("sources", ())) if model is not None else set()
+        fit = _load_fit_fn()
+        pool = [*xstest, *(external.trainable(ext) if trained & set(external.SOURCES) else [])]
+        refit = [r for r in rows if r.source in trained]
+
+        def progress(source: str) -> None:
+            print(f"leave-one-source-out: fitting without {source}…", file=sys.stderr, flush=True)
+
+        refitted = iter(sources.loso(refit, fit, pool, always=dev, progress=progress))
+        loso_preds = [next(refitted) if r.source in trained else p for r, p in zip(rows, preds, strict=True)]
+    index = {id(r): i for i, r in enumerate(rows)}
+
+    def pick(subset: list[LabelledRow], labels: list[str]) -> list[str]:
+        return [labels[index[id(r)]] for r in subset]
+
+    for title, subset in parts.items():
+        per_source = sources.by_key(subset, pick(subset, preds), lambda r: r.source)
+        lo = sources.by_key(subset, pick(subset, loso_preds), lambda r: r.source) if loso_preds else None
+        sections.append(
+            sources.figures_table(
+                f"Other projects' labelled answers, {title}: per source (people agree clearly; "
+                f"binary against OR-Bench's classes and against the source's own labels)",
+                per_source,
+                lo,
+            )
+        )
+        payload[title] = {k: v.as_dict() for k, v in per_source.items()}
+        if lo:
+            payload[title + " LOSO"] = {k: v.as_dict() for k, v in lo.items()}
+    if xstest and loso_preds:
+        xs_lo = sources.by_key(xstest, pick(xstest, loso_preds), lambda r: r.source)
+        sections.append(sources.figures_table("XSTest, leave-one-source-out (each model unseen)", xs_lo))
+        figures["lomo_binary"] = {k: v.binary for k, v in xs_lo.items()}
+    # per model, over every source, with the verdicts of models that never saw the source when there are any
+    model_labels = loso_preds or preds
+    models = sources.by_key(rows, model_labels, sources.model_of)
+    sections.append(
+        sources.figures_table(
+            "Per model, every source above"
+            + (" (verdicts from the model fitted without the row's source)" if loso_preds else ""),
+            models,
+        )
+    )
+    payload["per_model"] = {k: v.as_dict() for k, v in models.items()}
+    untuned = [r for r in rows if r.source not in external.TUNED_ON and r.source in external.SOURCES]
+    for source, f in sources.by_key(untuned, pick(untuned, model_labels), lambda r: r.source).items():
+        figures.setdefault("source_binary", {})[source] = f.binary
+        if f.indirect[1]:
+            figures.setdefault("indirect_recall", {})[source] = f.indirect[0] / f.indirect[1]
+    for name, f in sources.by_key(untuned, pick(untuned, model_labels), sources.model_of).items():
+        if f.n >= MIN_MODEL_ROWS:
+            figures.setdefault("model_binary", {})[name] = f.binary
+    # the auto judge, with the fake judge
+    try:
+        judge = _load_fake_judge()
+    except (RuntimeError, ImportError) as exc:
+        sections.append(f"Auto judge: {exc}; skipped.")
+        return sections, figures, payload
+    groups = sources.group_rows(rows, lambda r: r.source)
+    auto = {
+        k: sources.auto_judge([rows[i] for i in idx], [offline[i] for i in idx], judge, AUTO_CONFIDENCE)
+        for k, idx in groups.items()
+    }
+    auto["ALL"] = sources.auto_judge(rows, offline, judge, AUTO_CONFIDENCE)
+    sections.append(
+        sources.auto_table("Auto judge (auto:<judge>) with the fake judge, per source", auto, AUTO_CONFIDENCE)
+    )
+    payload["auto_judge"] = {k: v.as_dict() for k, v in auto.items()}
+    figures["auto_saved"] = auto["ALL"].saved
+    figures["auto_agreement"] = auto["ALL"].agree
+    return sections, figures, payload
 
 
 def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.evaluation") -> int:
     """The suite's command line; `orbench-play eval` passes its own `prog`, so its help names it."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Measure offline refusal verdicts against human-labelled answers (XSTest) and "
-        "the OR-Bench-style sets in eval/.",
+        description="Measure offline refusal verdicts against human-labelled answers (XSTest, other projects' "
+        "labelled answers) and the OR-Bench-style sets in eval/.",
     )
     parser.add_argument("--data", nargs="+", default=None, help=f"XSTest CSV files or folders (default: {XSTEST_DIR})")
     parser.add_argument(
@@ -241,7 +415,15 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
         action="append",
         help="verdict configuration(s): classify (default), phrases, xstest-baseline, or all",
     )
-    parser.add_argument("--lomo", action="store_true", help="also refit the learned model leave-one-model-out")
+    parser.add_argument("--lomo", action="store_true", help="also refit the learned model leaving each source out")
+    parser.add_argument(
+        "--external",
+        default=str(EXTERNAL_DIR if EXTERNAL_DIR.exists() else REPO.parent / EXTERNAL_DIR.relative_to("..")),
+        help="other projects' labelled answers (default: ../shared/data/labelled_answers); '' skips them",
+    )
+    parser.add_argument(
+        "--final", action="store_true", help="also report the held-out slice of the other projects' answers"
+    )
     parser.add_argument("--heldout", default=str(STYLE_HELDOUT), help="OR-Bench-style held-out set (JSONL)")
     parser.add_argument("--dev", default=str(STYLE_DEV), help="OR-Bench-style dev set (JSONL)")
     parser.add_argument("--json", metavar="OUT", help="write all figures as JSON here")
@@ -284,20 +466,28 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
             rep = evaluate(xstest, configs[name], name=name, timing=not args.no_timing)
             sections.append(rep.format())
             payload["reports"].append(rep.as_dict())
-            if name == "classify" and rep.verdicts_per_s is not None:
-                figures["verdicts_per_s"] = rep.verdicts_per_s
-        if args.lomo:
-            try:
-                fit = _load_fit_fn()
-            except RuntimeError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-            lomo = lomo_report(
-                xstest, fit, name="learned model (+ OR-Bench-style dev set in every fold)", always_train=dev
+            if name == "classify":
+                figures["xstest_binary"] = rep.overall.binary_agreement
+                if rep.verdicts_per_s is not None:
+                    figures["verdicts_per_s"] = rep.verdicts_per_s
+    if args.lomo or args.external:
+        try:
+            ext_sections, ext_figures, ext_payload = (
+                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {})
             )
-            sections.append(lomo.format())
-            payload["lomo"] = lomo.as_dict()
-            figures["lomo_binary"] = {src: m.binary_agreement for src, m in lomo.folds.items()}
+            if args.lomo and not args.external and xstest:
+                fit = _load_fit_fn()
+                lomo = lomo_report(
+                    xstest, fit, name="learned model (+ OR-Bench-style dev set in every fold)", always_train=dev
+                )
+                ext_sections.append(lomo.format())
+                ext_figures["lomo_binary"] = {src: m.binary_agreement for src, m in lomo.folds.items()}
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        sections.extend(ext_sections)
+        figures.update(ext_figures)
+        payload["external"] = ext_payload
 
     for title, rows in (
         ("OR-Bench-style HELD-OUT answers (never trained or tuned on)", heldout),

@@ -67,7 +67,8 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
     """Everything one answer shows besides its text, by the short keys the live feed sends.
 
     st state (wait/live/done/stopped) · v data-verdict · p provisional label ·
-    s data-source · b badge text · h source in words · ov overridable by click ·
+    s data-source · b badge text · h source in words · w what the verdict rests on
+    (the badge's tooltip) · ov overridable by click ·
     m meta items · c cached · e message kind (err/retry/stop/info/judge) · mt message · x characters cut ·
     th the thoughts' summary line ("" without thoughts) · tx characters of thoughts cut
     """
@@ -97,6 +98,7 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "s": source,
         "b": badge,
         "h": _provider_reason(cell) if source == "provider" else source_text(source),
+        "w": _why(cell, source) if final else "",
         "ov": final and label in OVERRIDE_LABELS,
         "m": _meta(cell),
         "c": bool(cell.result is not None and cell.result.cached and not cell.stopped),
@@ -141,6 +143,18 @@ def thoughts_summary(cell: CellView) -> str:
     return f"thought{took}{tokens}"
 
 
+def _why(cell: CellView, source: str) -> str:
+    """What a final verdict rests on, in a few words: the signals the engine's
+    final verdict names ("a caveat, then a 7-step list on the prompt's subject")."""
+    if source == "user":
+        return "set by you"
+    verdict = cell.provisional
+    why = verdict.rationale if verdict is not None and verdict.final else ""
+    if source.startswith("llm:") and why:
+        return "the judge: " + " ".join(why.split())[:160]
+    return why
+
+
 def _provider_reason(cell: CellView) -> str:
     """A provider's refusal in words: an empty answer and a filtered one are both
     refusals, but not the same thing (the engine's verdict rationale says the same)."""
@@ -159,7 +173,7 @@ def more_text(extra: int) -> str:
 def _badge(cell: CellView, f: dict[str, Any]) -> str:
     v, s = f["v"], f["s"]
     provisional = f' data-provisional="{attr(f["p"])}"' if f["p"] else ""
-    title = f"verdict: {v}" + (f" (source: {s})" if s else "")
+    title = f"verdict: {v}" + (f" (source: {s})" if s else "") + (f": {f['w']}" if f["w"] else "")
     # A button (`live_grid.js` opens its override menu on click, Enter or Space); disabled until final.
     state = ' aria-haspopup="true" aria-expanded="false"' if f["ov"] else " disabled"
     return (

@@ -80,7 +80,7 @@ class _Sent:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-_TOGETHER = (("v", "p", "s", "b", "h", "ov"), ("m", "c"), ("e", "mt"))
+_TOGETHER = (("v", "p", "s", "b", "h", "w", "ov"), ("m", "c"), ("e", "mt"))
 """Fields the page sets together (the badge, the meta line, the message): one changed, all are sent."""
 
 

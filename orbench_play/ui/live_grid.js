@@ -102,13 +102,13 @@ function setFields(el, f) {
   const badge = el.querySelector(".verdict");
   if ("st" in f) el.dataset.state = f.st;
   if (badge && "v" in f) {
-    // the server sends v, p, s, b, h and ov together
+    // the server sends v, p, s, b, h, w and ov together
     badge.dataset.verdict = f.v;
     badge.dataset.source = f.s;
     if (f.p) badge.dataset.provisional = f.p;
     else delete badge.dataset.provisional;
     badge.className = `verdict v-${f.v}${f.ov ? " ovr" : ""}`;
-    badge.title = `verdict: ${f.v}${f.s ? ` (source: ${f.s})` : ""}`;
+    badge.title = `verdict: ${f.v}${f.s ? ` (source: ${f.s})` : ""}${f.w ? `: ${f.w}` : ""}`;
     badge.disabled = !f.ov;
     if (f.ov) {
       badge.setAttribute("aria-haspopup", "true");

@@ -10,6 +10,9 @@ Offline layers and their ``Verdict.source``:
 - ``provider``: the provider filtered the answer or sent nothing.
 - ``classifier``: the learned linear model (word n-grams of the opening plus the
   phrase rules' signals as features) decided. This is what `classify` uses.
+- ``task``: the answer's shape overruled its wording (`task`: did the answer do
+  what the prompt asked? a refusal followed by the answer in another voice,
+  a caveat then the list asked for, an alternative offered instead…).
 - ``phrases``: the hand-written rule layer (`classify_rules`); `classify` uses
   it when the model file is missing or unreadable, for an answer that is one bare
   refusal sentence (without running the model), when the model says
@@ -21,7 +24,8 @@ Modules, one job each: `text` (normalised opening, tokens), `rules` (phrase
 signals, the rule layer, XSTest's reference match), `learned` (the linear
 model), `deflection` (short redirects), `offline` (the layers put together),
 `live` (provisional verdicts while streaming), `indirect` (today's declines and
-redirects; the direct/indirect split), `classes` (OR-Bench's three classes, the
+redirects; the direct/indirect split), `task` (the answer's shape against the
+prompt's request, and the few words a tooltip shows), `classes` (OR-Bench's three classes, the
 one definition shared by rules, judges and docs), `judge` (LLM judge prompts and
 parsers), `presets` (the judge choices: keyword, the paper presets, any model).
 Cheap to import: the standard library only, no scikit-learn at runtime.
@@ -57,6 +61,7 @@ from .learned import MODEL_RESOURCE, LinearModel, features, load_model
 from .live import LIVE_FIRST, LIVE_STABLE, LIVE_STEP, LiveVerdict
 from .offline import BARE_REFUSAL_MAX, classify, provider_verdict
 from .rules import baseline_start_match, classify_rules, rule_signals
+from .task import Ask, Reading, ask_of, explain, read
 from .text import HEAD_CHARS, MAX_TOKENS, normalise
 
 __all__ = [
@@ -80,16 +85,20 @@ __all__ = [
     "PAPER_JUDGE",
     "PAPER_JUDGE_PARAMS",
     "PAPER_JUDGE_VERSION",
+    "Ask",
     "JudgePrompt",
     "LinearModel",
     "LiveVerdict",
+    "Reading",
     "ResponseClass",
+    "ask_of",
     "baseline_start_match",
     "classes_markdown",
     "classes_plain",
     "classify",
     "classify_rules",
     "deflection",
+    "explain",
     "features",
     "judge_cache_key",
     "judge_messages",
@@ -101,6 +110,7 @@ __all__ = [
     "parse_judge",
     "parse_paper_judge",
     "provider_verdict",
+    "read",
     "refusal_kind",
     "rule_signals",
 ]

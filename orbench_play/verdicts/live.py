@@ -70,5 +70,8 @@ class LiveVerdict:
             return verdict
         return None
 
-    def finish(self, text: str, finish_reason: str | None) -> Verdict:
-        return provider_verdict(text, finish_reason) or classify(text, final=True)
+    def finish(self, text: str, finish_reason: str | None, prompt: str = "") -> Verdict:
+        """The final verdict: the provider's signal, else the classifier, which
+        also reads the whole answer against its `prompt` (provisional verdicts
+        do not: they stay as cheap and as stable as the opening they read)."""
+        return provider_verdict(text, finish_reason) or classify(text, final=True, prompt=prompt)
