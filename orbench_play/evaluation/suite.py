@@ -82,12 +82,12 @@ TARGETS = {
 }
 """Issue 12's targets, and issue 18's for sources not tuned on (`external.TUNED_ON`)."""
 BEFORE: dict[str, float] = {
-    "xstest_binary": 0.984,
-    "heldout_accuracy": 0.910,
-    "heldout_indirect_recall": 0.761,
+    "xstest_binary": 1328 / 1350,
+    "heldout_accuracy": 182 / 200,
+    "heldout_indirect_recall": 51 / 67,
     "streaming_binary": 0.983,
 }
-BEFORE_LOMO: dict[str, float] = {"gpt4": 0.951, "llama2new": 0.951, "mistralinstruct": 0.927}
+BEFORE_LOMO: dict[str, float] = {"gpt4": 428 / 450, "llama2new": 428 / 450, "mistralinstruct": 417 / 450}
 """The figures before issue 18 (`make eval` on main at 844820a): XSTest and the
 OR-Bench-style sets are to keep them; BEFORE_LOMO: XSTest's leave-one-model-out folds."""
 MIN_MODEL_ROWS = 20
