@@ -87,7 +87,7 @@ docs-shots: browser-deps $(DEV_STAMP)
 	$(PY) scripts/docs_shots.py docs
 
 eval: $(DEV_STAMP)
-	$(PY) -m orbench_play.evaluation --lomo
+	$(PY) -m orbench_play.evaluation --lomo --final
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks $(BENCH_ARGS)

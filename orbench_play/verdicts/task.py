@@ -563,11 +563,16 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
         voices.append(v)
         pivoted = False
         first_content = True
-        voice_words = _WORD.findall(" ".join(t for t, _, _ in sentences)[:800].lower())
-        about = v.about = not ask.subject or len(ask.subject.intersection(map(_stem, voice_words))) >= need
-        for sentence, is_item, block in sentences:
-            low = sentence.lower()
-            words = _WORD.findall(low)
+        lows = [t.lower() for t, _, _ in sentences]
+        words_of = [_WORD.findall(low) for low in lows]
+        if ask.subject:
+            seen: set[str] = set()
+            for words in words_of:
+                seen.update(words)
+            about = v.about = len(ask.subject.intersection(map(_stem, seen))) >= need
+        else:
+            about = v.about = True
+        for (sentence, is_item, block), low, words in zip(sentences, lows, words_of, strict=True):
             kind = _kind(low, words)
             if kind == "empty":
                 continue
