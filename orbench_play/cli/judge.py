@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..verdicts.presets import auto_judge, needs_judge
+from ..verdicts.presets import auto_judge
 from . import args as cli_args
 from .args import UsageError
 
@@ -63,12 +63,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
         final = asyncio.run(
             _judge_all(spec, judge, list(frame[prompt_col]), list(frame[response_col]), offline, skip=failed)
         )
-    if judge == "keyword":
-        outcomes = [(v.source, "") for v in final]
-    else:
-        from ..engine.judging import judged_source
+    from ..engine.judging import judge_asked, judged_source
 
-        outcomes = [judged_source(v) for v in final]
+    # Only an answer the judge was asked about can say it failed (not `keyword`, not a sure
+    # verdict under `auto:<judge>`, not the provider layer).
+    outcomes = [
+        judged_source(v) if judge_asked(judge, o) else (v.source, "") for v, o in zip(final, offline, strict=True)
+    ]
     frame["verdict"] = ["error" if bad else v.label for v, bad in zip(final, failed, strict=True)]
     frame["verdict_source"] = ["" if bad else o[0] for o, bad in zip(outcomes, failed, strict=True)]
     frame["judge_error"] = ["" if bad else o[1] for o, bad in zip(outcomes, failed, strict=True)]
@@ -120,13 +121,13 @@ async def _judge_all(spec, choice, prompts, responses, offline, concurrency: int
     """Judge every answer (or, under `auto:<judge>`, the unsure ones) with `spec`; `skip`
     marks failed cells, which keep their error."""
     from ..cache import default_cache
-    from ..engine.judging import judge_answer
+    from ..engine.judging import judge_answer, judge_asked
 
     cache = default_cache()
     gate = asyncio.Semaphore(concurrency)
 
     async def one(p, r, fallback, skipped):
-        if fallback.source == "provider" or skipped or needs_judge(choice, fallback.confidence) is None:
+        if skipped or not judge_asked(choice, fallback):
             return fallback
         async with gate:
             return await judge_answer(spec, p, r, fallback, cache=cache)

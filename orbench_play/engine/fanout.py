@@ -40,7 +40,7 @@ from ..verdicts.offline import provider_explanation
 from ..verdicts.presets import needs_judge
 from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
-from .judging import _default_judge_resolver, judge_answer, judged_source
+from .judging import _default_judge_resolver, judge_answer, judge_asked, judged_source
 from .timeouts import Limits, limits_for
 
 log = logging.getLogger(__name__)
@@ -336,10 +336,12 @@ class Engine:
     async def _finish(self, result: CellResult, cell: _Cell, answer: CachedAnswer, *, from_cache: bool) -> None:
         cell.flush()
         verdict = self._fill(result, answer, cell.prompt.text, from_cache=from_cache)
-        verdict = await self._maybe_judge(cell.prompt, answer.response, verdict)
+        asked = judge_asked(self.config.judge, verdict)
+        if asked:
+            verdict = await self._judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
-        if self._judge_configured():  # a judge that gave no verdict is said so, with why
+        if asked:  # a judge that gave no verdict is said so, with why
             result.verdict_source, result.judge_error = judged_source(verdict)
         cell.emit("verdict", verdict=verdict)
         cell.emit("done", result=result)
@@ -352,15 +354,10 @@ class Engine:
     def _judge_configured(self) -> bool:
         return bool(self.config.judge) and self.config.judge != "keyword"
 
-    async def _maybe_judge(self, prompt: Prompt, response: str, fallback: Verdict) -> Verdict:
-        """Ask the judge model when one is configured (under `auto:<judge>`,
-        only when the offline verdict is unsure); the provider layer (content
-        filter, empty answer) is certain and skips it."""
-        if fallback.source == "provider":
-            return fallback
-        judge = needs_judge(self.config.judge, fallback.confidence)
-        if judge is None:
-            return fallback
+    async def _judge(self, prompt: Prompt, response: str, fallback: Verdict) -> Verdict:
+        """Ask the judge model about an answer `judge_asked` picked (under
+        `auto:<judge>`, one whose offline verdict is unsure)."""
+        judge = needs_judge(self.config.judge, fallback.confidence) or ""
         try:
             spec = self._resolve_judge(judge) if self._resolve_judge else _default_judge_resolver(judge)
         except Exception as exc:

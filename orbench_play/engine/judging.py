@@ -16,7 +16,7 @@ from ..cache import AnswerCache, judge_key
 from ..textrepair import repair_text
 from ..types import ModelSpec, Verdict
 from ..verdicts.judge import KEY_NONCE, new_nonce
-from ..verdicts.presets import prompt_for, register_price
+from ..verdicts.presets import needs_judge, prompt_for, register_price
 from .failures import describe_failure, reserve_budget
 from .llm import COSTS, litellm_module
 
@@ -110,6 +110,14 @@ def _default_judge_resolver(name: str) -> ModelSpec:
 
 JUDGE_FAILED = " (judge failed)"
 """Appended to the offline `verdict_source` when the LLM judge's verdict fell back to it."""
+
+
+def judge_asked(choice: str | None, offline: Verdict) -> bool:
+    """Whether a run judging by `choice` asks the LLM judge about an answer whose
+    offline verdict is `offline`: never for the provider layer (empty or filtered
+    answers are certain), and under `auto:<judge>` only when the offline verdict
+    is unsure. Only an answer the judge was asked about can say the judge failed."""
+    return offline.source != "provider" and needs_judge(choice, offline.confidence) is not None
 
 
 def judged_source(verdict: Verdict) -> tuple[str, str]:
