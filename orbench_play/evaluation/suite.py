@@ -296,7 +296,21 @@ def _targets_table(figures: dict[str, Any]) -> list[str]:
 
 def missed_targets(figures: dict[str, Any]) -> list[str]:
     """The figures below their target (what `--strict` fails on)."""
-    return [name.strip() for name, value, target, _ in _target_rows(figures) if value is not None and value < target]
+    missed: list[str] = []
+    parent = ""
+    for name, value, target, _ in _target_rows(figures):
+        name = name.strip()
+        sub_row = name.startswith("…")  # names its figure only by its place under it
+        if not sub_row:
+            parent = name
+        elif name.startswith("…kept from before"):
+            name = f"{parent} (below the figure before)"
+        else:
+            name = f"{parent}, {name[1:]}"
+        label = name
+        if value is not None and value < target:
+            missed.append(label)
+    return missed
 
 
 def _external_sections(
