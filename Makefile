@@ -27,11 +27,12 @@ APP_STAMP := $(VENV)/.stamp-app
 DEV_STAMP := $(VENV)/.stamp-dev
 UV_SYNC   := $(UV) sync --locked --inexact --python $(PYTHON)
 
-.PHONY: run test lint bench space eval lock docs-shots clean-venv help
+.PHONY: run test test-fast lint bench space eval lock docs-shots clean-venv help
 
 help:
 	@echo "make run    serve the playground on http://127.0.0.1:$(PORT)"
 	@echo "make test   run the whole test suite"
+	@echo "make test-fast  everything but the browser and embedded-model tests"
 	@echo "make lint   ruff (lint + format check) and mypy"
 	@echo "make eval   measure the verdict classifier against human labels"
 	@echo "make bench  run the benchmarks (writes bench-results.json)"
@@ -61,8 +62,18 @@ $(DEV_STAMP): $(APP_STAMP)
 run: $(APP_STAMP)
 	GRADIO_SERVER_PORT=$(PORT) $(PY) app.py
 
+# The suite runs on $(TEST_WORKERS) pytest-xdist workers, a test module per worker at a
+# time (--dist loadscope), so a module's app or fake server is started once. More
+# workers than cores pays here: most tests wait on sockets, subprocesses and browsers.
+TEST_WORKERS ?= 3
+PYTEST_XDIST  = -n $(TEST_WORKERS) --dist loadscope
+
 test: browser-deps redis-deps $(DEV_STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+
+# Everything but the browser and the embedded-model tests: the quick loop while coding.
+test-fast: redis-deps $(DEV_STAMP)
+	$(PY) -m pytest $(PYTEST_XDIST) -m "not browser and not local_model" $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .

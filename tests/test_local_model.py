@@ -92,36 +92,32 @@ async def test_serves_concurrent_streams_then_stops(model_installed):
 
 
 @pytest.mark.local_model
-async def test_parallel_slots_throughput(model_installed):
-    """Measures 4 parallel vs 4 sequential requests (max_tokens=64) and prints it."""
+async def test_parallel_slots_each_answer(model_installed):
+    """Four requests at once are served side by side, each with its own answer.
+
+    How much faster parallel slots are than one request after another is a
+    figure, not a check: `make bench` measures it (benchmarks/local.py). A timed
+    assertion here failed whenever the machine was busy."""
     import litellm
 
     base = await lm.ensure_server_async()
 
-    async def one(i: int) -> int:
+    async def one(i: int) -> str:
         r = await litellm.acompletion(
             model=f"openai/{lm.served_model_id()}",
             api_base=base,
             api_key=lm.LOCAL_API_KEY,
             messages=[{"role": "user", "content": f"Write a long story about dragon number {i}."}],
-            max_tokens=64,
+            max_tokens=16,
             temperature=0,
             max_retries=0,
         )
-        return r.usage.completion_tokens
+        assert r.usage.completion_tokens > 0
+        return r.choices[0].message.content
 
     try:
-        await one(0)  # warm
-        t = time.monotonic()
-        seq_tokens = [await one(i) for i in range(4)]
-        seq = time.monotonic() - t
-        t = time.monotonic()
-        par_tokens = await asyncio.gather(*(one(i) for i in range(4)))
-        par = time.monotonic() - t
+        texts = await asyncio.gather(*(one(i) for i in range(4)))
     finally:
         lm.stop_server()
-    print(
-        f"\n4 sequential: {seq:.2f}s ({sum(seq_tokens) / seq:.0f} tok/s); "
-        f"4 parallel: {par:.2f}s ({sum(par_tokens) / par:.0f} tok/s); speed-up {seq / par:.2f}x"
-    )
-    assert sum(par_tokens) > 0 and sum(seq_tokens) > 0
+    assert all(t.strip() for t in texts), texts
+    assert len(set(texts)) > 1  # four prompts, four answers: no slot's text served to another

@@ -135,7 +135,7 @@ def test_hostile_answer_executes_nothing(page, app_url):
     open_share(page, app_url, "?models=fake-hostile,fake-answer-z&split=toxic&categories=violence&n=2&seed=1")
     page.click("#run button, button#run")
     page.wait_for_function(ALL_FINAL, timeout=30_000)
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => (document.querySelector('#progress')?.innerText || '').includes('4/4')")
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#grid img, #grid script, #grid iframe, #grid svg, #grid a").count() == 0
     text = page.locator("#grid td.cell:has(.verdict[data-model='fake-hostile'])").first.inner_text()
@@ -186,7 +186,7 @@ def test_scoreboard_and_heat_map_fit_at_1400px_and_scroll_in_their_box_on_a_phon
         assert table["right"] <= board["right"] + 0.5 and board["right"] <= 1400
         assert page.evaluate("document.documentElement.scrollWidth") <= 1400
         page.set_viewport_size({"width": 390, "height": 900})
-        page.wait_for_timeout(300)
+        page.wait_for_function("() => document.querySelector('#scoreboard').getBoundingClientRect().right <= 390")
         board, wrap = page.evaluate(OVERFLOW_JS, "#scoreboard"), page.evaluate(OVERFLOW_JS, "#scoreboard .heat-wrap")
         assert board["scroll"] <= board["client"] and board["right"] <= 390, board
         assert wrap["right"] <= board["right"] + 0.5  # the table scrolls inside its own box

@@ -124,7 +124,8 @@ def test_every_column_streams_at_once_and_every_answer_arrives_whole_once(browse
         page = open_page(browser, app_url, f"?models={','.join(LONG)}&split=hard-1k&categories=privacy&n=5&seed=3")
         page.click("#run button, button#run")
         page.wait_for_function(ALL_FINAL, arg=20, timeout=90_000)
-        page.wait_for_timeout(600)  # the run's closing messages
+        # The run's closing messages: the progress line's last state comes with them.
+        page.wait_for_function("() => (document.querySelector('#progress')?.innerText || '').includes('20/20')")
         cells = page.evaluate(CELLS_JS)
         live = page.evaluate("window.__live")
         expect(cells)
@@ -169,7 +170,7 @@ def test_stop_mid_stream_keeps_each_partial_answer_and_says_how_many_stopped(bro
         page.wait_for_function("() => Object.keys(window.__live.grew).length === 4", timeout=30_000)
         page.click("#stop button, button#stop")
         page.wait_for_function(ALL_FINAL, arg=4, timeout=15_000)
-        page.wait_for_timeout(300)
+        page.wait_for_function("() => (document.querySelector('#progress')?.innerText || '').includes('4 stopped')")
         cells = page.evaluate(CELLS_JS)
         for c in cells:
             assert c["verdict"] == "error" and c["state"] == "stopped"

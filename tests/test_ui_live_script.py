@@ -111,8 +111,9 @@ def test_repeated_reordered_and_lost_batches_end_with_every_answer_intact(page):
     upto3 = dict(run.sent)
     for value in (reset, b1, b1, b3, b2, b3):  # a repeat, and 3 before 2
         page.evaluate("v => window.__send(v)", value)
-    page.wait_for_timeout(100)
-    assert page.evaluate(TEXTS_JS) == run.shown(upto3)
+    want = run.shown(upto3)
+    page.wait_for_function(f"want => JSON.stringify(({TEXTS_JS})()) === JSON.stringify(want)", arg=want, timeout=5000)
+    assert page.evaluate(TEXTS_JS) == want
     assert page.evaluate("window.__triggers") == []  # nothing was missing for good
 
     run.step()  # batch 4 is lost
