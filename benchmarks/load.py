@@ -31,14 +31,17 @@ CELL_ERRORS: Counter[str] = Counter()
 """Why cells failed, by the start of their message (a figure's detail)."""
 
 
-def _session(url: str, seed: int, max_tokens: int) -> tuple[float, int, str | None]:
-    """(seconds, finished cells, error) of one visitor's run."""
+def _session(
+    url: str, seed: int, max_tokens: int, models: dict[str, str] | None = None
+) -> tuple[float, int, str | None]:
+    """(seconds, finished cells, error) of one visitor's run (of `models`, default MODELS)."""
     from gradio_client import Client
 
+    names = list(models or MODELS)
     start = time.perf_counter()
     try:
         client = Client(url, verbose=False, download_files=False)  # the figure is the run, not file downloads
-        out = client.predict(list(MODELS), "hard-1k", CATEGORIES, PER_CATEGORY, seed, max_tokens, api_name="/run")
+        out = client.predict(names, "hard-1k", CATEGORIES, PER_CATEGORY, seed, max_tokens, api_name="/run")
         rows = out[6]["run"]["results"]
         done = sum(1 for r in rows if r.get("verdict") != "error" and not r.get("error"))
         CELL_ERRORS.update(str(r["error"])[:48] for r in rows if r.get("error"))
