@@ -56,9 +56,9 @@ def process_folder(parent: str | os.PathLike[str]) -> Path:
         known = _folders.get(key)
         if known is not None and known[0].is_dir():
             return known[0]
-        if known is not None:
-            with contextlib.suppress(OSError):
-                os.close(known[1])
+        for gone in [k for k, (folder, _) in _folders.items() if k == key or not folder.is_dir()]:
+            with contextlib.suppress(OSError):  # removed by someone else: its lock guards nothing now
+                os.close(_folders.pop(gone)[1])
         folder, fd = _make(Path(key))
         _folders[key] = (folder, fd)
         return folder
