@@ -19,7 +19,8 @@ from . import common
 from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
-    "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "replicas", "local", "verdicts",
+    "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "load_short", "replicas",
+    "local", "verdicts",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -30,6 +31,7 @@ UNITS = {
     "live": "s",
     "live_page": "s",
     "load": "x",
+    "load_short": "s",
     "replicas": "s",
     "local": "x",
     "verdicts": "verdicts/s",
@@ -43,6 +45,7 @@ MODULES = {
     "live": "live",
     "live_page": "live_page",
     "load": "load",
+    "load_short": "load_short",
     "replicas": "replicas",
     "local": "local",
     "verdicts": "verdicts_bench",

@@ -31,14 +31,22 @@ CELL_ERRORS: Counter[str] = Counter()
 """Why cells failed, by the start of their message (a figure's detail)."""
 
 
-def _session(url: str, seed: int, max_tokens: int) -> tuple[float, int, str | None]:
-    """(seconds, finished cells, error) of one visitor's run."""
+def _session(
+    url: str, seed: int, max_tokens: int, models: dict[str, str] | None = None, client_timeout: float | None = None
+) -> tuple[float, int, str | None]:
+    """(seconds, finished cells, error) of one visitor's run (of `models`, default MODELS);
+    `client_timeout`: gradio_client's HTTP time limit (its own default when None)."""
     from gradio_client import Client
 
+    names = list(models or MODELS)
     start = time.perf_counter()
+    phase = "connect"
     try:
-        client = Client(url, verbose=False, download_files=False)  # the figure is the run, not file downloads
-        out = client.predict(list(MODELS), "hard-1k", CATEGORIES, PER_CATEGORY, seed, max_tokens, api_name="/run")
+        extra = {} if client_timeout is None else {"httpx_kwargs": {"timeout": client_timeout}}
+        # download_files=False: the figure is the run, not file downloads
+        client = Client(url, verbose=False, download_files=False, **extra)
+        phase = "run"
+        out = client.predict(names, "hard-1k", CATEGORIES, PER_CATEGORY, seed, max_tokens, api_name="/run")
         rows = out[6]["run"]["results"]
         done = sum(1 for r in rows if r.get("verdict") != "error" and not r.get("error"))
         CELL_ERRORS.update(str(r["error"])[:48] for r in rows if r.get("error"))
@@ -47,7 +55,11 @@ def _session(url: str, seed: int, max_tokens: int) -> tuple[float, int, str | No
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        return time.perf_counter() - start, 0, f"{type(exc).__name__}: {exc} ({where.filename}:{where.lineno})"
+        return (
+            time.perf_counter() - start,
+            0,
+            f"{phase}: {type(exc).__name__}: {exc} ({where.filename.rsplit('/', 1)[-1]}:{where.lineno})",
+        )
 
 
 def figures(quick: bool, command: str) -> list[Figure]:

@@ -21,12 +21,14 @@ import math
 import unicodedata
 from typing import Any
 
+from .types import MAX_TOKENS_CEILING
+
 MAX_NODES = 10_000
 MAX_NAME_CHARS = 200
 
 RANGED_FIELDS: dict[str, tuple[type, float, float]] = {
     "max_parallel_requests": (int, 1, 1024),
-    "max_tokens": (int, 1, 1_000_000),
+    "max_tokens": (int, 1, MAX_TOKENS_CEILING),
     "timeout": (float, 0.001, 86_400),
     "stream_timeout": (float, 0.001, 86_400),
     "timeout_per_token": (float, 0, 3_600),

@@ -81,6 +81,15 @@ REASONING_MAX_TOKENS = 4096
 """The same for a model that reasons before it answers (LiteLLM's model map, or
 the model_list's `model_info.supports_reasoning`): its thoughts count against
 max tokens, and 512 often ends it before its answer begins."""
+MAX_TOKENS_CEILING = 131_072
+"""The most max tokens per answer anything accepts (CLI, model_list; the page's slider
+stops lower): 128 Ki, the largest output a hosted model offers today. It bounds what a
+stream may send (32 characters a token, `engine.bounds`) and how long a cell may take
+(the timeout plus the per-token allowance × max tokens: at the default 1 s a token,
+about 36 h rather than the 3,000 years `--max-tokens 99999999999` used to allow)."""
+MAX_RETRIES_CEILING = 10
+"""The most retries of one cell after a 429, 5xx or lost connection: with backoff and
+`Retry-After` waits, ten already take minutes; more only hides a provider that is down."""
 REASONING_EFFORTS: tuple[str, ...] = ("minimal", "low", "medium", "high")
 """Values of the reasoning-effort setting (LiteLLM's `reasoning_effort`)."""
 

@@ -60,6 +60,14 @@ BAD_NUMBERS = [
     ("--top-p", "0"),
     ("--top-p", "1.5"),
     ("--top-p", "NaN"),
+    # Issue 25 item 9: documented ceilings (types.MAX_TOKENS_CEILING, MAX_RETRIES_CEILING).
+    ("--max-tokens", "99999999999"),
+    ("--max-tokens", "131073"),
+    ("--max-tokens", "0"),
+    ("--max-tokens", "1e9"),
+    ("--retries", "99999"),
+    ("--retries", "11"),
+    ("--retries", "-1"),
 ]
 
 
@@ -186,3 +194,25 @@ def test_real_text_and_files_still_pass_as_system_prompts(tmp_path):
     word = tmp_path / "word.txt"
     word.write_text("sefety")
     assert resolve_system_prompt(f"@{word}") == ("sefety", "file:word.txt")  # the documented way to send one word
+
+
+def test_max_tokens_and_retries_have_documented_ceilings_and_the_ceilings_pass(config, fake):
+    """Issue 25 item 9: `--max-tokens 99999999999` made the overall limit about 1e11 s, and
+    `--retries 99999` was accepted; the ceilings themselves are fine, everywhere the values enter."""
+    from orbench_play.cli.run import add_arguments, build_run_config
+    from orbench_play.model_list_schema import RANGED_FIELDS
+    from orbench_play.types import MAX_RETRIES_CEILING, MAX_TOKENS_CEILING
+    from orbench_play.ui.forms import generation_params
+    from orbench_play.ui.query import MAX_MAX_TOKENS
+
+    assert (MAX_TOKENS_CEILING, MAX_RETRIES_CEILING) == (131_072, 10)
+    parser = cli_args.Parser(prog="orbench-play run")
+    add_arguments(parser)
+    argv = run_cli(config, "--max-tokens", str(MAX_TOKENS_CEILING), "--retries", str(MAX_RETRIES_CEILING))[1:]
+    run_config = build_run_config(parser.parse_args(argv))[0]
+    assert run_config.params.max_tokens == MAX_TOKENS_CEILING and run_config.max_retries == MAX_RETRIES_CEILING
+    # The owner's model list and the page (form and API) stop at or below the same ceiling.
+    assert RANGED_FIELDS["max_tokens"][2] == MAX_TOKENS_CEILING
+    assert MAX_MAX_TOKENS <= MAX_TOKENS_CEILING
+    for value in (99999999999, float("inf"), 1e308):
+        assert generation_params(value).max_tokens <= MAX_MAX_TOKENS

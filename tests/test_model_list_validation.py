@@ -175,6 +175,10 @@ def test_every_malformed_shape_is_a_catalog_error_or_a_usable_catalog(tmp_path, 
             "model_list:\n  - model_name: fast\n    litellm_params: {model: openai/x, max_tokens: 0}\n",
             "litellm_params.max_tokens: must be a whole number from 1",
         ),
+        (  # issue 25 item 9: the same ceiling as the CLI's --max-tokens (types.MAX_TOKENS_CEILING)
+            "model_list:\n  - model_name: fast\n    litellm_params: {model: openai/x, max_tokens: 99999999999}\n",
+            "litellm_params.max_tokens: must be a whole number from 1 to 131072",
+        ),
         (
             "model_list:\n  - model_name: fast\n    litellm_params: {model: openai/x, stream_timeout: -5}\n",
             "litellm_params.stream_timeout: must be a number from",

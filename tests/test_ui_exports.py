@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orbench_play import scratch
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, cell_id
 from orbench_play.ui import exports
 from orbench_play.ui.session import Session, close_session
@@ -39,7 +40,10 @@ def upload(tmp_path, monkeypatch):
 
 
 def files_under(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+    """The files sessions keep under `folder` (not the lock of this process's own folder, `scratch`)."""
+    if not folder.exists():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != scratch.LOCK_NAME)
 
 
 def test_long_answers_are_cut_in_memory_and_whole_on_disk(upload, tmp_path):

@@ -48,6 +48,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from `low` to `high` (a documented ceiling: `types.MAX_TOKENS_CEILING`...)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text[:40]!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
 def shard(text: str) -> tuple[int, int]:
     """`--shard K/N`: this machine's part K of N (1 <= K <= N)."""
     k_text, slash, n_text = text.partition("/")

@@ -9,7 +9,14 @@ import sys
 from collections.abc import Sequence
 
 from ..engine.timeouts import add_time_limit_arguments, check_env
-from ..types import DEFAULT_SPLITS, REASONING_EFFORTS, SPLITS, CellResult
+from ..types import (
+    DEFAULT_SPLITS,
+    MAX_RETRIES_CEILING,
+    MAX_TOKENS_CEILING,
+    REASONING_EFFORTS,
+    SPLITS,
+    CellResult,
+)
 from . import args as cli_args
 from .args import UsageError
 from .judge import judge_failure_line
@@ -61,7 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--concurrency", type=cli_args.positive_int, default=16, help="requests in flight across all models"
     )
-    parser.add_argument("--retries", type=int, default=3, help="retries on 429/5xx/connection errors")
+    parser.add_argument(
+        "--retries",
+        type=cli_args.whole_number(0, MAX_RETRIES_CEILING),
+        default=3,
+        help=f"retries on 429/5xx/connection errors (0 to {MAX_RETRIES_CEILING})",
+    )
     # Time limits and max tokens: None means the model's own (model_list), else the environment, else the default.
     parser.add_argument(
         "--timeout",
@@ -74,10 +86,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_time_limit_arguments(parser)
     parser.add_argument(
         "--max-tokens",
-        type=cli_args.positive_int,
+        type=cli_args.whole_number(1, MAX_TOKENS_CEILING),
         default=None,
-        help="max tokens per answer, thoughts included (default: each model's own: 512, 4096 for a model "
-        f"that reasons, the embedded model {_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
+        help=f"max tokens per answer, thoughts included, at most {MAX_TOKENS_CEILING:,} (default: each model's "
+        f"own: 512, 4096 for a model that reasons, the embedded model {_local_max_tokens()}, or "
+        "litellm_params.max_tokens in the model_list)",
     )
     parser.add_argument(
         "--reasoning-effort",
@@ -127,8 +140,6 @@ def build_run_config(args: argparse.Namespace):
         per_category = DEFAULT_PER_CATEGORY
     if args.repeats > 5:
         raise UsageError("--repeats must be between 1 and 5")
-    if args.retries < 0:
-        raise UsageError("--retries must be 0 or more")
     try:
         check_env()
     except ValueError as exc:

@@ -7,29 +7,57 @@ which pins the connection to the address it checked and refuses redirects."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import functools
 import ipaddress
 import socket
+import threading
+import time
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from ..types import ModelSpec
 from .addresses import address_problem
+from .lookups import ADD_LOOKUPS, RUN_LOOKUPS, LookupBusy, LookupPool
 from .mode import GuardError, public_mode
 
 DNS_TIMEOUT_S = 3.0
+RECENT_CHECK_S = 600.0
+"""How long a run may fall back on an earlier successful check of a host whose look-up now times out."""
+RECENT_HOSTS = 4096
 
 Resolver = Callable[..., Sequence[tuple]]
 
+_recent: collections.OrderedDict[tuple[str, int], tuple[float, list[str]]] = collections.OrderedDict()
+"""(host, port) -> (when, addresses) of the latest checks that passed (least recent first)."""
+_recent_lock = threading.Lock()
 
-def _resolve(host: str, port: int, resolver: Resolver, timeout_s: float) -> list[str]:
+
+def _remember(host: str, port: int, addresses: list[str]) -> None:
+    with _recent_lock:
+        _recent[(host.lower(), port)] = (time.monotonic(), list(addresses))
+        _recent.move_to_end((host.lower(), port))
+        while len(_recent) > RECENT_HOSTS:
+            _recent.popitem(last=False)
+
+
+def _recalled(host: str, port: int) -> list[str] | None:
+    """The addresses of a check of `host` that passed within RECENT_CHECK_S, if any."""
+    with _recent_lock:
+        entry = _recent.get((host.lower(), port))
+    if entry is None or time.monotonic() - entry[0] > RECENT_CHECK_S:
+        return None
+    return list(entry[1])
+
+
+def _resolve(host: str, port: int, resolver: Resolver, timeout_s: float, key: str, pool: LookupPool) -> list[str]:
     """Every address `host` resolves to, with a wall-clock limit (getaddrinfo has none)."""
-    future = _RESOLVER_POOL.submit(resolver, host, port, 0, socket.SOCK_STREAM)
+    future = pool.submit(key, resolver, host, port, 0, socket.SOCK_STREAM)
     try:
         infos = future.result(timeout=timeout_s)
     except concurrent.futures.TimeoutError:
-        raise GuardError(f"Looking up {host} took longer than {timeout_s:g} s.") from None
+        raise LookupTimeout(f"Looking up {host} took longer than {timeout_s:g} s.") from None
     except (socket.gaierror, UnicodeError, OSError, ValueError):
         raise GuardError(f"The host name {host} does not resolve.") from None
     addresses: list[str] = []
@@ -42,23 +70,35 @@ def _resolve(host: str, port: int, resolver: Resolver, timeout_s: float) -> list
     return addresses
 
 
+class LookupTimeout(GuardError):
+    """A DNS look-up took longer than its time limit."""
+
+
 def _system_resolver(*args):
     return socket.getaddrinfo(*args)
-
-
-_RESOLVER_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="orbench-dns")
 
 
 def check_endpoint_url(
     url: str,
     *,
     resolver: Resolver | None = None,
-    timeout_s: float = DNS_TIMEOUT_S,
+    timeout_s: float | None = None,
+    visitor: str | None = None,
+    for_run: bool = False,
 ) -> list[str]:
     """Refuse a custom endpoint a public demo must not reach; return the checked addresses.
 
     Every address the host resolves to must be public (a name with one public
     and one private address is refused: the client could pick either).
+
+    The look-up runs in a pool (`lookups`) where no one's hung look-ups hold a
+    slot anyone else needs: a visitor adding an endpoint (`visitor`, their
+    session) has at most `lookups.PER_KEY` unfinished; a run's re-check
+    (`for_run`) has a pool of its own, keyed by host, and when its look-up
+    times out it uses the addresses of a check of the same host that passed
+    within RECENT_CHECK_S (the connection is pinned to them, so this reaches
+    nothing that check did not allow). A fresh answer is always checked anew:
+    a name that now resolves inside is refused.
     """
     text = (url or "").strip()
     if not text:
@@ -80,7 +120,16 @@ def check_endpoint_url(
     if not host:
         raise GuardError("The custom endpoint URL has no host name.")
     port = port or (443 if parts.scheme.lower() == "https" else 80)
-    addresses = _resolve(host, port, resolver or _system_resolver, timeout_s)
+    limit = DNS_TIMEOUT_S if timeout_s is None else timeout_s
+    pool = RUN_LOOKUPS if for_run else ADD_LOOKUPS
+    key = f"host:{host.lower()}" if for_run or visitor is None else f"visitor:{visitor}"
+    try:
+        addresses = _resolve(host, port, resolver or _system_resolver, limit, key, pool)
+    except (LookupTimeout, LookupBusy):
+        recalled = _recalled(host, port) if for_run else None
+        if recalled is None:
+            raise
+        addresses = recalled  # checked within RECENT_CHECK_S; the look-up is slow or its pool busy now
     for address in addresses:
         try:
             ip = ipaddress.ip_address(address)
@@ -93,6 +142,7 @@ def check_endpoint_url(
                 f"The public demo cannot reach {shown}: it is {problem}. Use a public endpoint, "
                 "or run the app yourself to test a local server."
             )
+    _remember(host, port, addresses)
     return addresses
 
 
@@ -165,7 +215,7 @@ async def endpoint_client(
     if not public or spec.owner_configured or spec.is_local or not spec.api_base:
         return None
     resolve = resolver or _system_resolver
-    addresses = await asyncio.to_thread(check_endpoint_url, spec.api_base, resolver=resolve)
+    addresses = await asyncio.to_thread(check_endpoint_url, spec.api_base, resolver=resolve, for_run=True)
     import openai
 
     host = (urlsplit(spec.api_base.strip()).hostname or "").rstrip(".")

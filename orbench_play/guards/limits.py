@@ -19,6 +19,7 @@ from .mode import GuardError, env_int
 
 DEFAULT_MAX_CELLS = 80
 DEFAULT_RUNS_PER_MINUTE = 6
+DEFAULT_ENDPOINT_CHECKS_PER_MINUTE = 10
 DEFAULT_MAX_PROMPT_CHARS = 4000
 
 
@@ -38,7 +39,8 @@ class SessionLimiter:
     runs per rolling minute. Keep one per browser session (e.g. in `gr.State`).
 
     Limits come from ORBENCH_MAX_CELLS and ORBENCH_RUNS_PER_MINUTE. A refused
-    run does not count against the per-minute budget.
+    run does not count against the per-minute budget. Adding a custom endpoint
+    (a DNS look-up) is limited too: ORBENCH_ENDPOINT_CHECKS_PER_MINUTE (default 10).
     """
 
     def __init__(
@@ -51,9 +53,27 @@ class SessionLimiter:
     ):
         self.max_cells = max_cells or env_int(env, "ORBENCH_MAX_CELLS", DEFAULT_MAX_CELLS)
         self.runs_per_minute = runs_per_minute or env_int(env, "ORBENCH_RUNS_PER_MINUTE", DEFAULT_RUNS_PER_MINUTE)
+        self.endpoint_checks_per_minute = env_int(
+            env, "ORBENCH_ENDPOINT_CHECKS_PER_MINUTE", DEFAULT_ENDPOINT_CHECKS_PER_MINUTE
+        )
         self._clock = clock
         self._runs: collections.deque[float] = collections.deque()
+        self._checks: collections.deque[float] = collections.deque()
         self._lock = threading.Lock()
+
+    def check_endpoint_check(self) -> None:
+        """Admit one more endpoint check (Add endpoint) this minute, or raise GuardError."""
+        with self._lock:
+            now = self._clock()
+            while self._checks and now - self._checks[0] >= 60.0:
+                self._checks.popleft()
+            if len(self._checks) >= self.endpoint_checks_per_minute:
+                wait = max(1, int(60.0 - (now - self._checks[0]) + 0.999))
+                raise GuardError(
+                    f"Slow down: the public demo checks {self.endpoint_checks_per_minute} endpoints per minute "
+                    f"per session; try again in {wait} s."
+                )
+            self._checks.append(now)
 
     def check_run(self, n_cells: int) -> None:
         """Admit a run of `n_cells` or raise GuardError saying what to change.

@@ -62,8 +62,12 @@ def check_model(
     public: bool | None = None,
     env: Mapping[str, str] | None = None,
     resolver: Resolver | None = None,
+    visitor: str | None = None,
+    for_run: bool = False,
 ) -> None:
-    """Raise GuardError when a public demo must not run `spec`; no-op otherwise."""
+    """Raise GuardError when a public demo must not run `spec`; no-op otherwise.
+    `visitor` (who adds it) and `for_run` (a run's check) choose whose DNS slots the
+    look-up of a custom endpoint uses (`endpoints.check_endpoint_url`)."""
     if public is None:
         public = public_mode(env)
     if not public or spec.owner_configured or spec.is_local:
@@ -73,7 +77,7 @@ def check_model(
             "In the public demo, a model cannot bring its own LiteLLM parameters; add your server as a custom endpoint."
         )
     if spec.api_base:
-        check_endpoint_url(spec.api_base, resolver=resolver)
+        check_endpoint_url(spec.api_base, resolver=resolver, visitor=visitor, for_run=for_run)
         return
     model = spec.litellm_model
     if not _MODEL_STRING.fullmatch(model):
@@ -97,10 +101,14 @@ def check_model(
 
 
 def check_models(
-    specs: Sequence[ModelSpec], *, public: bool | None = None, env: Mapping[str, str] | None = None
+    specs: Sequence[ModelSpec],
+    *,
+    public: bool | None = None,
+    env: Mapping[str, str] | None = None,
+    for_run: bool = True,
 ) -> None:
-    """`check_model` for each, plus a non-empty list."""
+    """`check_model` for each, plus a non-empty list (by default as a run's check)."""
     if not specs:
         raise GuardError("Pick at least one model.")
     for spec in specs:
-        check_model(spec, public=public, env=env)
+        check_model(spec, public=public, env=env, for_run=for_run)

@@ -27,7 +27,7 @@ class CompareHandlers(PlaygroundBase):
         Returns (HTML of the comparison view, the same as JSON)."""
         from ..compare import CompareError, compare_variants
 
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = sess if isinstance(sess, Session) and not sess.closed else Session()
         if not a or not b:
             message = "Pick two variants (A and B) from this session's runs first."
             return compare_view.render_comparison(None, message), {"error": message}

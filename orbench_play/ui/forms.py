@@ -79,7 +79,7 @@ def generation_params(
         raise ValueError(f"Reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, or empty (got {effort!r}).")
     try:
         tokens = int(max_tokens)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite number from the API
         tokens = DEFAULT_MAX_TOKENS
     custom = (custom_system or "").strip()
     if len(custom) > MAX_PROMPT_CHARS:

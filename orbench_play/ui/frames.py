@@ -177,6 +177,7 @@ def _stamp(args: tuple) -> None:
     for arg in args:
         if isinstance(arg, Session):
             arg.requested_at = time.monotonic()
+            arg.touch()
 
 
 def _wrap(handler: Callable, convert: Callable[[Frame], tuple | None], *, close_with_skips: bool = False) -> Callable:

@@ -38,7 +38,7 @@ from ..prompts import (
 from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
 from . import plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
-from .exports import CSV_LABEL, JSONL_LABEL, download_update
+from .exports import CSV_LABEL, JSONL_LABEL, disk_full_message, download_update
 from .forms import custom_prompt, generation_params, repeats_value
 from .frames import PAGE_OUTPUTS, Frame, toast
 from .query import (
@@ -46,7 +46,7 @@ from .query import (
     MAX_PER_CATEGORY,
 )
 from .resume import ELSEWHERE, EXPIRED, RESTORED
-from .session import RunView, Session
+from .session import RunView, Session, usable_session
 from .setup_handlers import SetupHandlers
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class Playground(SetupHandlers, CompareHandlers):
         hint. Also gives each visitor their own button instances, so the paths
         Gradio records for served files go away with them, not pile up on the
         shared component."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = sess if isinstance(sess, Session) and not sess.closed else Session()
         ready = bool(sess.results)
         return download_update(CSV_LABEL, ready), download_update(JSONL_LABEL, ready)
 
@@ -202,7 +202,7 @@ class Playground(SetupHandlers, CompareHandlers):
         The generation settings (system prompt preset or custom text,
         temperature, top_p, max tokens, repeats) decide the run's variant; with
         `focus` the prompts the session's variants disagreed on are drawn first."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         try:
             specs = self._specs(models, sess)
             params = generation_params(max_tokens, preset, custom_system, temperature, top_p, reasoning_effort)
@@ -260,7 +260,7 @@ class Playground(SetupHandlers, CompareHandlers):
         reasoning_effort: str | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         text = (prompt or "").strip()
         try:
             if not text:
@@ -292,6 +292,9 @@ class Playground(SetupHandlers, CompareHandlers):
         whose address the run limits count by when they are shared (Redis)."""
         if not isinstance(params, GenerationParams):
             params = generation_params(params)
+        if sess.files.budget.full:  # every session's files together are at their cap (`exports`)
+            yield self.refusal_frame(sess, disk_full_message(sess.files.budget))
+            return
         if guards.public_mode():
             try:  # DNS look-ups for custom endpoints: off the event loop
                 await asyncio.to_thread(guards.check_models, specs)
@@ -390,7 +393,7 @@ class Playground(SetupHandlers, CompareHandlers):
         (after any frame it had on the way), and a run still loading does not
         start; so Stop needs no Gradio `cancels`, which could leave a frame
         built before Stop to arrive after it."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         sess.stop_requested_at = time.monotonic()
         sess.cancel_task()
         if sess.run is not None and not sess.run.finished:
@@ -403,7 +406,7 @@ class Playground(SetupHandlers, CompareHandlers):
         """Page load: adopt the session whose id this browser kept, when the server still
         holds it and no other open tab shows it (see `resume`). Returns this tab's
         session, the id for the browser to keep, and what to tell the visitor."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         tab = str(getattr(request, "session_hash", "") or "")
         notice = ""
         found = self.sessions.find(stored)
@@ -412,6 +415,7 @@ class Playground(SetupHandlers, CompareHandlers):
             if await self.sessions.wait_released(found, tab, DETACH_WAIT_S):
                 found.owners += 1
                 found.viewer += 1
+                found.touch()
                 self.sessions.attach(found, tab)
                 return found, found.sid, RESTORED
             notice = ELSEWHERE
@@ -440,7 +444,7 @@ class Playground(SetupHandlers, CompareHandlers):
         """After `restore`: show the session as it is (the grid as a snapshot, the scoreboard,
         plot and downloads), follow a run that is still streaming to its end, and say what
         happened (restored, or why this is a new session)."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         run = sess.run
         if run is None:
             if notice:
@@ -466,7 +470,7 @@ class Playground(SetupHandlers, CompareHandlers):
 
     async def override(self, cid: str, label: str, sess: Session) -> Frame:
         """Set a verdict by hand (the `override` API endpoint and the fallback form)."""
-        sess = sess if isinstance(sess, Session) else Session()
+        sess = usable_session(sess)
         error = sess.set_override(str(cid or ""), str(label or ""))
         if error:
             toast(error)

@@ -14,7 +14,7 @@ import gradio as gr
 from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES, REASONING_EFFORTS
-from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from . import compare_view, grid_view, lifetime, plot_view, safe_html, scoreboard_view, style
 from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
@@ -193,7 +193,8 @@ def _add_models(pg: Playground, models: gr.Dropdown, state: gr.State) -> list:
 def build_blocks(pg: Playground) -> gr.Blocks:
     """The page: controls, live grid, scoreboard and plot, wired to `pg`'s handlers."""
     with gr.Blocks(title="OR-Bench playground", analytics_enabled=False) as demo:
-        state = gr.State(new_session, delete_callback=close_session)
+        # Ends `lifetime.ttl_s()` after an event last wrote it (and however else it ends: `lifetime`).
+        state = gr.State(new_session, time_to_live=lifetime.ttl_s(), delete_callback=close_session)
         # The session's id in this browser (localStorage), so a reload finds the session again.
         # Not a secret kept from the visitor: it names their own session, on their own machine.
         session_id = gr.BrowserState("", storage_key="orbench-play-session", secret=SESSION_ID_SCRAMBLE)
@@ -407,5 +408,10 @@ def theme() -> gr.themes.Base:
 
 
 def launch_kwargs() -> dict[str, Any]:
-    """What `launch()` needs besides host/port (Gradio 6 takes the theme and CSS at launch)."""
-    return {"css": style.CSS, "theme": theme(), "max_threads": 64, "footer_links": ["api"]}
+    """What `launch()` needs besides host/port (Gradio 6 takes the theme and CSS at launch):
+    also as many sessions as the disk budget holds, and the lifespan that sweeps what ended
+    processes left and reaps ended sessions (`lifetime`)."""
+    return {
+        "css": style.CSS, "theme": theme(), "max_threads": 64, "footer_links": ["api"],
+        "state_session_capacity": lifetime.capacity(), "app_kwargs": {"lifespan": lifetime.lifespan},
+    }  # fmt: skip

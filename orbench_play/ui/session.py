@@ -32,7 +32,7 @@ from .run_view import CellView, RunView, retry_wait
 
 OVERRIDABLE = CLASS_LABELS
 STOPPED = "Stopped"
-__all__ = ["OVERRIDABLE", "CellView", "RunView", "Session", "close_session", "new_session"]
+__all__ = ["OVERRIDABLE", "CellView", "RunView", "Session", "close_session", "new_session", "usable_session"]
 
 
 @dataclass
@@ -74,6 +74,14 @@ class Session:
     """Gradio states holding this session (a reload adds one); it closes when the last lets go."""
     closed: bool = False
     """Its files are gone and it takes no more work (see `close`)."""
+    last_used: float = field(default_factory=time.monotonic)
+    """When a handler last worked on it (monotonic): its time to live counts from here (`lifetime`)."""
+
+    def __deepcopy__(self, memo: dict) -> Session:
+        """Itself: Gradio deep-copies a state's first value so visitors never share it, but
+        `new_session` made this one fresh for this visitor, and it is watched (`lifetime`)
+        and counts against the process's disk budget as the one object it is."""
+        return self
 
     # -- runs -----------------------------------------------------------------------
 
@@ -176,8 +184,12 @@ class Session:
                 self.feed.touch(run.number, cell.index)
         run.stopped = stopped or run.n_stopped > 0
         run.finished = True
-        run.ended_at = time.monotonic()
+        run.ended_at = self.last_used = time.monotonic()
         run.status = ""
+
+    def touch(self) -> None:
+        """A handler is working on this session: its time to live starts again."""
+        self.last_used = time.monotonic()
 
     @property
     def running(self) -> bool:
@@ -261,8 +273,20 @@ class Session:
 
 
 def new_session() -> Session:
-    """The `gr.State` factory: Gradio calls it once per visitor."""
-    return Session()
+    """The `gr.State` factory: Gradio calls it once per visitor. The session is
+    watched until it ends, however that happens (`lifetime`)."""
+    from .lifetime import track
+
+    return track(Session())
+
+
+def usable_session(value: Any) -> Session:
+    """The session a handler works on: `value` when it is a live session, else a
+    new one (the state was empty, or the session ended, e.g. its time to live
+    passed while Gradio still held it: the visitor starts afresh)."""
+    if isinstance(value, Session) and not value.closed:
+        return value
+    return new_session()
 
 
 def close_session(session: Any) -> None:

@@ -14,7 +14,7 @@ from ..types import DEFAULT_SPLITS
 from .base import PlaygroundBase
 from .frames import toast
 from .query import MAX_MODELS, number_text, parse_query, to_query
-from .session import Session
+from .session import Session, usable_session
 
 SHARE_INFO = (
     "Pre-fills models, splits, categories, size, seed and the generation settings (a custom system prompt "
@@ -118,10 +118,15 @@ class SetupHandlers(PlaygroundBase):
         ), ""
 
     def add_custom_endpoint(self, base_url: str, model_id: str, api_key: str, models, sess: Session) -> tuple:
+        sess = usable_session(sess)
+        sess.touch()
         current = list(models or [])
         try:
             spec = custom_endpoint(base_url, model_id, api_key or None)
-            guards.check_model(spec)  # public mode: no loopback, private or metadata addresses
+            if guards.public_mode():  # each check is a DNS look-up: so many a minute, so many at once
+                sess.limits().check_endpoint_check()
+            # public mode: no loopback, private or metadata addresses
+            guards.check_model(spec, visitor=sess.sid)
         except (CatalogError, guards.GuardError) as exc:
             toast(str(exc))  # escaped: the message quotes what the visitor typed
             return gr.update(), sess
