@@ -116,6 +116,25 @@ def test_judge_reads_runs_own_columns_without_flags_and_keeps_failed_cells(tmp_p
     assert "'prompt' is not in" in err and "--prompt-col" in err and "\n" not in err.strip()
 
 
+def test_cli_judge_warns_when_the_judge_failed_and_records_why(tmp_path, fake, capsys):
+    """`orbench-play judge` with a judge whose every call fails: the offline verdict stands,
+    says so in `verdict_source` and `judge_error`, and one warning line gives the count and why."""
+    config = fake_models_yaml(tmp_path / "m.yaml", fake.base_url, {"A": "refuse", "bad-judge": "e401"})
+    out = tmp_path / "run.csv"
+    argv = ["run", "--config", str(config), "--model", "A", "--split", "hard-1k", "--categories", "privacy,illegal"]
+    assert main([*argv, "--quiet", "--no-cache", "--out", str(out)]) == 0
+    judged = tmp_path / "judged.csv"
+    capsys.readouterr()
+    assert main(["judge", str(out), "--judge", "bad-judge", "--config", str(config), "--out", str(judged)]) == 0
+    warning = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Warning:")]
+    assert len(warning) == 1 and "the LLM judge gave no verdict for 2 answers" in warning[0]
+    assert "First reason: judge failed:" in warning[0] and "401" in warning[0]
+    rows = read_csv(judged)
+    assert {r["verdict"] for r in rows} == {"direct_refusal"}  # the offline verdict stands…
+    assert all(r["verdict_source"].endswith(" (judge failed)") and "llm:" not in r["verdict_source"] for r in rows)
+    assert all(r["judge_error"].startswith("judge failed:") and "401" in r["judge_error"] for r in rows)
+
+
 # -- eval --------------------------------------------------------------------------------
 
 

@@ -242,19 +242,23 @@ def test_the_cli_writes_thoughts_apart_from_the_answer(fake, tmp_path):
 SHAPES = {
     # model name: (behaviour, expected response, reasoning, verdict, error start)
     "inline": ("think-inline", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "inline-no": ("think-inline/refuses", REFUSE_TEXT, THOUGHTS_COMPLYING, "direct_refusal", ""),
     "close-only": ("think-close-only", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
     "close-only-no": ("think-close-only/refuses", REFUSE_TEXT, THOUGHTS_COMPLYING, "direct_refusal", ""),
     "deepseek": ("reasoning-content", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
     "openrouter": ("reasoning-field", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
     "details": ("reasoning-details", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
+    "parts": ("content-parts", "answer", THOUGHTS_REFUSING, "direct_answer", ""),
     "parts-no": ("content-parts/refuses", REFUSE_TEXT, THOUGHTS_COMPLYING, "direct_refusal", ""),
     "out-of-tokens": ("think-out-of-tokens", "", THOUGHTS_REFUSING, "error", "Ran out of tokens while thinking"),
     "refusal": ("refusal-field", REFUSE_TEXT, "", "direct_refusal", ""),
     "done-only": ("done-no-finish", "answer", "", "direct_answer", ""),
     "choices": ("multi-choice", "answer", "", "direct_answer", ""),
     "groq-usage": ("x-groq-usage", "answer", "", "direct_answer", ""),
+    "cumulative-usage": ("usage-cumulative", "answer", "", "direct_answer", ""),
     "comments": ("sse-comments", "answer", "", "direct_answer", ""),
     "error-event": ("event-error", None, "", "error", "Provider error mid-stream after "),
+    "error-beside": ("error-beside-choices", None, "", "error", "Provider error mid-stream after "),
 }
 
 

@@ -20,6 +20,7 @@ MODELS = {
     "fake-long": "long",
     "fake-empty": "empty",
     "fake-refuse-with-a-rather-long-model-name-v2": "refuse:long-name",
+    "fake-think": "long-think",
 }
 ALL_FINAL = (
     "() => { const v = [...document.querySelectorAll('#grid .verdict')];"
@@ -141,6 +142,24 @@ def test_a_live_cell_follows_its_text_until_the_visitor_scrolls_it(page, app_url
         assert tops == [7, 0]  # the one the visitor moved stays put; the other opens at its start
     finally:
         fake_server.reset()
+
+
+def test_opened_thoughts_longer_than_their_box_scroll_by_keyboard(page, app_url):
+    """A reasoning model's thoughts, opened, scroll in a box of their own: axe found that
+    box unreachable by keyboard (scrollable-region-focusable, serious)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    open_share_link(page, app_url, "?models=fake-think&split=hard-1k&categories=privacy&n=1&seed=4")
+    run_and_wait(page)
+    page.evaluate("() => document.querySelectorAll('#grid details.thoughts').forEach(d => { d.open = true; })")
+    think = page.locator("#grid .think").first
+    assert think.evaluate("t => t.scrollHeight > t.clientHeight + 20")  # 200 words of thoughts overflow it
+    bad = [v for v in Axe().run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+    assert bad == [], [(v["id"], [n["target"] for n in v["nodes"][:3]]) for v in bad]
+    think.focus()
+    page.keyboard.press("PageDown")
+    page.wait_for_function("() => document.querySelector('#grid .think').scrollTop > 0")
+    assert errors_of(page) == []
 
 
 def test_the_verdict_menu_works_by_keyboard(page, app_url):

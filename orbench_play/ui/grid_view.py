@@ -205,7 +205,9 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     tmore = f'<span class="more">{safe_text(more_text(f["tx"]))}</span>' if with_text and f["tx"] else ""
     thoughts = (
         f'<details class="thoughts"{"" if f["th"] else " hidden"}><summary>{safe_text(f["th"])}</summary>'
-        f'<div class="think">{thought}{tmore}</div></details>'
+        # tabindex: opened, long thoughts scroll in a box of their own (max-height), which
+        # the keyboard reaches only when the box itself takes focus (axe: scrollable-region-focusable)
+        f'<div class="think" tabindex="0">{thought}{tmore}</div></details>'
     )
     return (
         f'<div class="cell-head">{badge}{vsrc}</div>'
