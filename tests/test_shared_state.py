@@ -323,3 +323,31 @@ def test_a_slow_start_is_not_taken_for_an_unreachable_redis(redis_url, monkeypat
     monkeypatch.setattr(redis.asyncio.Redis, "from_url", slow_from_url)
     assert redis_link.startup_check(timeout_s=0.5) is None
     assert redis_link.link().up
+
+
+async def test_a_replayed_run_reads_redis_in_one_round_trip_whatever_its_size(redis_url, fake, monkeypatch):
+    """Issue 21: nothing a cell does waits on Redis more than once. A run looks
+    all its cells up in one pipelined read, so replaying 4 cells or 40 costs the
+    same round trips (the secret once per process, then one read)."""
+    model = custom_endpoint(fake.base_url, "answer", "sk-visitor")
+    calls = []
+    real_run = redis_link.RedisLink.run
+
+    async def counted(self, op):
+        calls.append(op)
+        return await real_run(self, op)
+
+    trips = {}
+    for n in (4, 40):
+        config = RunConfig(models=(model,), prompts=_prompts(n, f"r{n}-"), params=GenerationParams(max_tokens=64))
+        cache = default_cache()
+        await engine.collect(config, cache=cache)  # fills Redis
+        await cache.drain()
+        scope._shared.clear()  # a fresh replica: it fetches the secret again
+        monkeypatch.setattr(redis_link.RedisLink, "run", counted)
+        calls.clear()
+        again = await engine.collect(config, cache=RedisResultCache(redis_link.link()))
+        monkeypatch.setattr(redis_link.RedisLink, "run", real_run)
+        assert len(again) == n and all(r.cached for r in again)
+        trips[n] = len(calls)
+    assert trips[4] == trips[40] <= 2, trips
