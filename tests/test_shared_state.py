@@ -340,6 +340,7 @@ async def test_a_replayed_run_reads_redis_in_one_round_trip_whatever_its_size(re
     trips = {}
     for n in (4, 40):
         config = RunConfig(models=(model,), prompts=_prompts(n, f"r{n}-"), params=GenerationParams(max_tokens=64))
+        scope._shared.clear()  # the session's Redis was emptied for this test: forget its old secret
         cache = default_cache()
         await engine.collect(config, cache=cache)  # fills Redis
         await cache.drain()
