@@ -90,6 +90,8 @@ class RedisLink:
         self._retry_at = 0.0
         self._probe: threading.Thread | None = None
         self._probe_lock = threading.Lock()
+        self.quiet = False
+        """Set by the start-up check, whose caller prints the one line itself."""
 
     # -- clients ---------------------------------------------------------------------
 
@@ -145,9 +147,12 @@ class RedisLink:
         if self.up:
             self.up = False
             self.down_since = now
-            log.warning(
-                "Redis at %s is unreachable (%s): answers are not cached, paid calls are paused", self.where, self.why
-            )
+            if not self.quiet:
+                log.warning(
+                    "Redis at %s is unreachable (%s): answers are not cached, paid calls are paused",
+                    self.where,
+                    self.why,
+                )
         if probe:
             self._start_probe()
 
@@ -252,6 +257,7 @@ def startup_check(timeout_s: float = 5.0) -> str | None:
 
     async def ping() -> None:
         try:
+            current.client()  # imports redis (seconds on a busy box) outside the time limit
             async with asyncio.timeout(timeout_s):
                 await current.check()
         finally:
@@ -259,6 +265,7 @@ def startup_check(timeout_s: float = 5.0) -> str | None:
             if client is not None:
                 await client.aclose()
 
+    current.quiet = True  # the caller prints the one line, not the link's log too
     try:
         asyncio.run(ping())
     except (Unavailable, TimeoutError) as exc:
@@ -268,6 +275,8 @@ def startup_check(timeout_s: float = 5.0) -> str | None:
     except Exception as exc:  # a wrong password, a bad URL: say so, same as unreachable
         current.mark_down(exc)
         return f"Redis at {current.where} cannot be used ({current.why})."
+    finally:
+        current.quiet = False
     return None
 
 

@@ -232,13 +232,21 @@ def _load_fake_judge() -> Callable[[str, str], str | None]:
     from ..verdicts import PAPER_JUDGE
     from ..verdicts.judge import new_nonce
 
-    path = REPO / "tests" / "fake_openai.py"
-    spec = importlib.util.spec_from_file_location("_fake_openai", path)
-    if spec is None or spec.loader is None or not path.is_file():
-        raise RuntimeError(f"the auto-judge figures need the fake judge at {path} (a source checkout)")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    def load(name: str, as_name: str) -> Any:
+        path = REPO / "tests" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(as_name, path)
+        if spec is None or spec.loader is None or not path.is_file():
+            raise RuntimeError(f"the auto-judge figures need the fake judge at {path} (a source checkout)")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+        return module
+
+    # The fake server imports its sibling `fake_shapes` by name (tests/ is on
+    # sys.path under pytest, not under `make eval`): load it first under that name.
+    if "fake_shapes" not in sys.modules:
+        load("fake_shapes", "fake_shapes")
+    module = load("fake_openai", "_fake_openai")
 
     def judge(prompt: str, response: str) -> str | None:
         message = PAPER_JUDGE.messages(prompt, response, new_nonce())[-1]["content"]
