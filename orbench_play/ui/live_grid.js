@@ -321,9 +321,27 @@ function openMenu(badge, byKeyboard) {
   if (byKeyboard) (menu.querySelector("button.ov-on") || menu.querySelector("button.ov")).focus();
 }
 
+// -- a row's follow-up box: one more message to every model of the row --------------
+
+function sendFollowUp(box) {
+  const text = box.querySelector(".fu-text");
+  trigger("follow_up", {
+    row: box.dataset.row,
+    preset: box.querySelector(".fu-preset").value,
+    text: text ? text.value : "",
+  });
+  if (text) text.value = "";
+}
+
 function onClick(event) {
   const g = grid();
   if (!g || !g.contains(event.target)) return;
+  const send = event.target.closest("button.fu-send");
+  if (send) {
+    event.preventDefault();
+    sendFollowUp(send.closest(".fu"));
+    return;
+  }
   const button = event.target.closest("button.ov");
   if (button) {
     event.preventDefault();
@@ -342,6 +360,11 @@ function onClick(event) {
 }
 
 function onKey(event) {
+  if (event.key === "Enter" && event.target.closest && event.target.closest("#grid .fu-text")) {
+    event.preventDefault();
+    sendFollowUp(event.target.closest(".fu"));
+    return;
+  }
   const menu = event.target.closest && event.target.closest("#grid .ov-menu");
   if (!menu) {
     if (event.key === "Escape" && event.target.closest && event.target.closest("#grid .verdict.ovr")) {
