@@ -98,7 +98,7 @@ class FollowUpPanel:
             with gr.Row():
                 self.preset = gr.Dropdown(
                     pg.follow_up_choices(), value=followups.DEFAULT_PRESET, label="Follow-up",
-                    elem_id="follow_up_preset", scale=2,
+                    elem_id="follow_up_preset", scale=2, allow_custom_value=True,  # API callers may pass a label
                 )  # fmt: skip
                 self.text = gr.Textbox(
                     label="Or your own words (win over the preset)", max_lines=4, elem_id="follow_up_text", scale=3,
