@@ -7,7 +7,8 @@ collapsed at the top of the body (`<details class="turns">`, each turn with
 what was said, its answer and a `.turn-verdict` badge carrying `data-verdict`,
 `data-turn`, `data-model`, `data-row`), then what the visitor said this turn
 (`.said`); the slots, the contract `.verdict` badge among them, are the
-latest turn's. `cell_fields` says what goes in the slots; `render_grid`
+latest turn's; each row's follow-up box is built by the page's script from
+the table's `data-fu`. `cell_fields` says what goes in the slots; `render_grid`
 turns that into HTML (the API's grid, and the page's skeleton without answer
 text), and the page's script (`live_grid.js`) fills the same slots from the
 same fields sent by `live_feed`, so both paths show the same thing.
@@ -247,21 +248,14 @@ def _turns(cell: CellView) -> str:
     return earlier + (said if cell.said else "")
 
 
-def follow_up_box(row_id: str) -> str:
-    """A row's follow-up box: a preset or the visitor's words, sent to every model of the row
-    (`live_grid.js` sends the grid feed's `follow_up` event)."""
+def follow_up_presets() -> str:
+    """The follow-up presets as the grid's `data-fu` attribute (`key|label;…`, default
+    first): `live_grid.js` builds each row's follow-up box from it, so the skeleton
+    carries them once, not once per row."""
     from ..followups import DEFAULT_PRESET, PRESETS
 
-    options = "".join(
-        f'<option value="{attr(k)}"{" selected" if k == DEFAULT_PRESET else ""}>{safe_text(v)}</option>'
-        for k, v in PRESETS.items()
-    )
-    return (
-        f'<div class="fu" data-row="{attr(row_id)}"><select class="fu-preset" aria-label="Follow-up preset">'
-        f'{options}</select><input class="fu-text" type="text" aria-label="Or your own follow-up" '
-        f'placeholder="or your own words"><button type="button" class="fu-send" data-row="{attr(row_id)}">'
-        "Follow up</button></div>"
-    )
+    keys = [DEFAULT_PRESET, *(k for k in PRESETS if k != DEFAULT_PRESET)]
+    return ";".join(f"{k}|{PRESETS[k]}" for k in keys)
 
 
 def render_cell(cell: CellView, override: str | None = None, *, with_text: bool = True) -> str:
@@ -360,13 +354,13 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *,
             f'<tr data-row="{attr(prompt.row_id)}"><th class="prompt" scope="row">'
             f'<span class="cat">{safe_text(prompt.category)}</span>'
             f'<span class="rid">{safe_text(prompt.row_id)}</span>'
-            f'<div class="ptext" tabindex="0">{safe_text(prompt.text)}</div>{follow_up_box(prompt.row_id)}</th>'
-            f"{''.join(cells)}</tr>"
+            f'<div class="ptext" tabindex="0">{safe_text(prompt.text)}</div></th>{"".join(cells)}</tr>'
         )
     k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
     width = PROMPT_COL_PX + MODEL_COL_PX * len(run.model_labels)
     return (
-        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px;--models:{len(run.model_labels)}">'
+        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} '
+        f'data-fu="{attr(follow_up_presets())}" style="min-width:{width}px;--models:{len(run.model_labels)}">'
         f'<colgroup><col class="prompt-col" style="width:{PROMPT_COL_PX}px">'
         f"{'<col>' * len(run.model_labels)}</colgroup>"
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'

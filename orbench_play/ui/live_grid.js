@@ -206,6 +206,7 @@ function applyBatch(m) {
   // false: the skeleton of run m.r is not on the page yet
   const table = tableFor(m.r);
   if (!table) return false;
+  addFollowUpBoxes(table);
   applyChanges(table, m);
   return true;
 }
@@ -223,7 +224,10 @@ function installSnapshot(m) {
   S.seq = m.q;
   S.live = !m.end;
   const table = tableFor(m.r);
-  if (table) applyChanges(table, m);
+  if (table) {
+    addFollowUpBoxes(table);
+    applyChanges(table, m);
+  }
 }
 
 function drain() {
@@ -322,6 +326,44 @@ function openMenu(badge, byKeyboard) {
 }
 
 // -- a row's follow-up box: one more message to every model of the row --------------
+
+function addFollowUpBoxes(table) {
+  // each row's box, built here from the grid's one `data-fu` list (key|label;...) so the skeleton stays small
+  if (table.__fu) return;
+  table.__fu = true;
+  const presets = (table.dataset.fu || "")
+    .split(";")
+    .filter(Boolean)
+    .map((p) => p.split("|"));
+  if (!presets.length) return;
+  for (const th of table.querySelectorAll("tbody tr[data-row] > th.prompt")) {
+    const row = th.parentElement.dataset.row;
+    const box = document.createElement("div");
+    box.className = "fu";
+    box.dataset.row = row;
+    const select = document.createElement("select");
+    select.className = "fu-preset";
+    select.setAttribute("aria-label", "Follow-up preset");
+    for (const [key, label] of presets) {
+      const option = document.createElement("option");
+      option.value = key;
+      option.textContent = label;
+      select.append(option);
+    }
+    const input = document.createElement("input");
+    input.type = "text";
+    input.className = "fu-text";
+    input.placeholder = "or your own words";
+    input.setAttribute("aria-label", "Or your own follow-up");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "fu-send";
+    button.dataset.row = row;
+    button.textContent = "Follow up";
+    box.append(select, input, button);
+    th.append(box);
+  }
+}
 
 function sendFollowUp(box) {
   const text = box.querySelector(".fu-text");
