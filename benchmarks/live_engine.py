@@ -211,6 +211,12 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "errors": follow["errors"],
         "raw": {k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s)} for x in v] for k, v in f.items()},
         "first_turn_ratio": wall_ratio,
+        "engine_vs_first_turn": {
+            "wall": ratio(f_wall["engine"], wall["engine"]),
+            "cpu_per_cell": ratio(
+                common.median([x.cpu_s for x in f["engine"]]), common.median([x.cpu_s for x in s["engine"]])
+            ),
+        },
         "cpu_ms_per_cell": {k: common.rnd(1000 * common.median([x.cpu_s for x in v]) / cells, 3) for k, v in f.items()},
         "reference_wrapper_path": None,
     }

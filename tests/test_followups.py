@@ -280,3 +280,15 @@ def test_cli_follow_up_all_and_bad_arguments(tmp_path, fake, capsys, monkeypatch
     assert main([*base, "--follow-up", "far too long"]) == 2
     assert fake.request_count() == sent, "checked before any request"
     assert "--follow-up: The follow-up has 12 characters; the limit is 5." in capsys.readouterr().err
+
+
+def test_compare_pairs_one_turn_and_never_counts_a_follow_up_as_a_repeat():
+    from orbench_play.compare import compare
+
+    a = [_result("a", "direct_refusal"), _result("a", "direct_answer", turn=2, follow_up="x")]
+    b = [_result("b", "direct_refusal"), _result("b", "direct_refusal", turn=2, follow_up="x")]
+    first = compare(a, b, name_a="a", name_b="b")
+    assert first.kinds["hard-1k"].rate_a.n == 1 and first.kinds["hard-1k"].b == 0 and first.kinds["hard-1k"].c == 0
+    second = compare(a, b, name_a="a", name_b="b", turn=2)
+    assert (second.kinds["hard-1k"].rate_a.k, second.kinds["hard-1k"].rate_b.k) == (0, 1)
+    assert second.kinds["hard-1k"].c == 1
