@@ -180,12 +180,13 @@ def stop_process(proc: subprocess.Popen) -> None:
 # --- floor clients ---------------------------------------------------------------------
 
 
-def _floor_body(model: str, text: str) -> dict:
+def _floor_body(model: str, text: str | list[dict[str, str]]) -> dict:
     """The request both floor clients send (the SSE loops stay inline in each:
-    the floor must not pay a function call per streamed line)."""
+    the floor must not pay a function call per streamed line); `text` may be a
+    whole conversation's messages (a follow-up round)."""
     return {
         "model": model,
-        "messages": [{"role": "user", "content": text}],
+        "messages": text if isinstance(text, list) else [{"role": "user", "content": text}],
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": 512,

@@ -13,6 +13,12 @@
   words of inline `<think>` thoughts, then the 300-word answer, one word per
   chunk, over the same 2 s), against the same floor client reading the same
   streams; the engine splits thoughts from the answer as they arrive.
+- `live_engine_128x300_follow_up`: one follow-up round over the same 128
+  cells ("Why did you refuse?" sent to every cell: each request carries the
+  prompt, the 300-word first answer and the follow-up; the answer is another
+  300 words), through `engine.collect` with `RunConfig.follow_ups`, against
+  the floor client sending the same conversations; its ratio beside the
+  first turn's shows that a follow-up costs the engine no more than a first turn.
 - `live_engine_sessions_24x16`: 24 engine runs of 16 such cells at once in
   one process (24 visitors' sessions), p95 session time against one session
   alone; the same ratio for 24 floor-client sessions is in `detail`, since one
@@ -74,7 +80,31 @@ def _pair(
         if bad or len(results) != cells:
             errors.append(f"{len(bad)} failed cells of {len(results)}: {bad[:2]}")
         samples["engine"].append(s)
-    return {"cells": cells, "samples": samples, "errors": errors, "config": config}
+    return {"cells": cells, "samples": samples, "errors": errors, "config": config, "results": results}
+
+
+def _follow_up_pair(server: common.FakeServerProcess, config, first, rounds: int) -> dict[str, Any]:
+    """One follow-up round over `first`'s cells, engine and floor alternating."""
+    from dataclasses import replace
+
+    from orbench_play import followups
+
+    follow_ups = tuple(followups.plan(first, followups.WHY, all_cells=True))
+    config = replace(config, follow_ups=follow_ups)
+    wire = {m.name: m.litellm_model.split("/", 1)[1] for m in config.models}
+    work: list[tuple[str, Any]] = [(wire[f.model], config.params.conversation(f.history, f.text)) for f in follow_ups]
+    samples: dict[str, list[common.Sample]] = {"floor": [], "engine": []}
+    errors: list[str] = []
+    for _ in range(rounds):
+        s, texts = common.measure(common.floor_httpx, server.base_url, work, len(work))
+        assert len(texts) == len(work) and all(texts)
+        samples["floor"].append(s)
+        s, results = common.measure(_engine, config)
+        bad = [r.error for r in results if not r.ok or r.turn != 2]
+        if bad or len(results) != len(work):
+            errors.append(f"{len(bad)} failed cells of {len(results)}: {bad[:2]}")
+        samples["engine"].append(s)
+    return {"cells": len(work), "samples": samples, "errors": errors}
 
 
 async def _sessions(runner, configs) -> list[float]:
@@ -131,6 +161,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         asyncio.run(common.floor_httpx(server.base_url, common.floor_work(warm), 4))
         raw = _pair(server, n_prompts, n_models, rounds)
         thinking = _pair(server, n_prompts, n_models, rounds, behaviour="long-think")
+        follow = _follow_up_pair(server, raw["config"], raw["results"], rounds)
         wrapper = None if quick else _wrapper_path(raw["config"])
         sess = _session_figures(server, sessions, per_session)
     cells = raw["cells"]
@@ -170,7 +201,39 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "raw": {k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s)} for x in v] for k, v in t.items()},
         "reference_wrapper_path": None,
     }
+    f = follow["samples"]
+    f_wall = {k: common.median([x.wall_s for x in v]) for k, v in f.items()}
+    f_ratio = ratio(f_wall["engine"], f_wall["floor"])
+    f_detail = {
+        **detail,
+        "setup": setup.replace("cells of the `long` model", "cells of the `long` model one turn further")
+        + "; each request carries the prompt, the first answer and the follow-up (“Why did you refuse?”)",
+        "errors": follow["errors"],
+        "raw": {k: [{"wall_s": common.rnd(x.wall_s), "cpu_s": common.rnd(x.cpu_s)} for x in v] for k, v in f.items()},
+        "first_turn_ratio": wall_ratio,
+        "engine_vs_first_turn": {
+            "wall": ratio(f_wall["engine"], wall["engine"]),
+            "cpu_per_cell": ratio(
+                common.median([x.cpu_s for x in f["engine"]]), common.median([x.cpu_s for x in s["engine"]])
+            ),
+        },
+        "cpu_ms_per_cell": {k: common.rnd(1000 * common.median([x.cpu_s for x in v]) / cells, 3) for k, v in f.items()},
+        "reference_wrapper_path": None,
+    }
     return [
+        Figure(
+            f"{name}_follow_up",
+            f_wall["engine"],
+            "s",
+            f_wall["floor"],
+            f_ratio,
+            {
+                "floor_name": f"minimal httpx SSE client, same {cells} conversations",
+                "target": "ratio <= 1.3 (as a first turn's)",
+                "meets_target": None if quick else bool(f_ratio is not None and f_ratio <= 1.3),
+                **f_detail,
+            },
+        ),
         Figure(
             f"{name}_thinking",
             t_wall["engine"],

@@ -66,6 +66,9 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "reasoning",
     "reasoning_tokens",
     "ttfa_s",
+    "turn",
+    "conversation_id",
+    "follow_up",
 )
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
 which of the k repeats of a cell this row is, how many attempts the cell took
@@ -73,7 +76,10 @@ and how long the engine waited between them (429/5xx retries), why the LLM
 judge's verdict fell back to the offline one (empty when it did not), then a
 reasoning model's thoughts (never part of `response`, never judged), the
 tokens the provider says went into them, and the time to the first token of
-the answer itself (`ttft_s` counts thoughts too)."""
+the answer itself (`ttft_s` counts thoughts too); then which turn of the
+cell's conversation the row is (1: the OR-Bench prompt itself), the id
+shared by every turn of that conversation (the first turn's cell id), and
+the follow-up message the turn answers (empty at turn 1)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
@@ -174,6 +180,34 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """One earlier turn of a conversation: what the user said and what the model answered."""
+
+    user: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """The next message of one cell's conversation (`RunConfig.follow_ups`).
+
+    `history` holds the turns so far, turn 1 first (its `user` is the OR-Bench
+    prompt); `text` is what the user says now; `preset` names the follow-up
+    preset it came from ("" for free text)."""
+
+    row_id: str
+    model: str
+    repeat: int
+    history: tuple[Exchange, ...]
+    text: str
+    preset: str = ""
+
+    @property
+    def turn(self) -> int:
+        return len(self.history) + 1
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationParams:
     """How each prompt is put to the model. All of it is part of the cache key."""
 
@@ -219,10 +253,20 @@ class GenerationParams:
         return json.dumps(self.as_dict(), sort_keys=True)
 
     def messages(self, prompt_text: str) -> list[dict[str, str]]:
+        return self.conversation((), prompt_text)
+
+    def conversation(self, history: tuple[Exchange, ...], text: str) -> list[dict[str, str]]:
+        """The messages of a conversation's next turn: the system prompt, each
+        earlier exchange (the user's message and the model's *answer*, never its
+        thoughts, as providers of reasoning models advise), then `text`. With no
+        history this is exactly `messages(text)`, so first turns keep their keys."""
         msgs: list[dict[str, str]] = []
         if self.system_prompt:
             msgs.append({"role": "system", "content": self.system_prompt})
-        msgs.append({"role": "user", "content": prompt_text})
+        for exchange in history:
+            msgs.append({"role": "user", "content": exchange.user})
+            msgs.append({"role": "assistant", "content": exchange.answer})
+        msgs.append({"role": "user", "content": text})
         return msgs
 
 
@@ -253,6 +297,9 @@ class RunConfig:
     use_cache: bool = True
     repeats: int = 1
     """Ask each (prompt, model) this many times (verdict stability, temperature > 0)."""
+    follow_ups: tuple[FollowUp, ...] = ()
+    """When set, the run asks exactly these cells one turn further (their prompts
+    must be in `prompts`, their models in `models`) instead of prompts × models."""
 
 
 @dataclass(slots=True)
@@ -290,19 +337,36 @@ class CellResult:
     """Tokens that went into thoughts, as the provider reports them (`completion_tokens_details`)."""
     ttfa_s: float | None = None
     """Seconds to the first token of the answer (`ttft_s` counts the first thought)."""
+    turn: int = 1
+    """Which turn of the cell's conversation this is (1: the OR-Bench prompt; 2+: follow-ups)."""
+    conversation_id: str = ""
+    """The id every turn of the conversation shares (the first turn's cell id)."""
+    follow_up: str = ""
+    """The user's message this turn answers (empty at turn 1, whose message is `prompt`)."""
 
     @property
     def ok(self) -> bool:
         return not self.error and self.verdict != "error"
 
     @property
-    def cell_id(self) -> str:
+    def conversation(self) -> str:
+        """The conversation's id: `conversation_id`, else (rows from before turns) the first turn's cell id."""
+        return self.conversation_id or self.first_cell_id
+
+    @property
+    def first_cell_id(self) -> str:
+        """The cell id of the conversation's first turn."""
         return cell_id(self.row_id, self.model, self.repeat, variant_tag(self.system_prompt_id, self.params))
+
+    @property
+    def cell_id(self) -> str:
+        return turn_cell_id(self.first_cell_id, self.turn)
 
     def to_row(self) -> dict[str, Any]:
         """Contract columns first, in order, then the appended extras."""
         row = {c: getattr(self, c) for c in RESULT_COLUMNS}
         row.update({c: getattr(self, c) for c in EXTRA_COLUMNS})
+        row["conversation_id"] = self.conversation
         return row
 
     @classmethod
@@ -325,6 +389,11 @@ def cell_id(row_id: str, model: str, repeat: int = 0, tag: str = "") -> str:
     """The key that ties engine events, UI cells and results together."""
     base = f"{row_id}|{model}|{repeat}"
     return f"{base}|{tag}" if tag else base
+
+
+def turn_cell_id(first: str, turn: int) -> str:
+    """The cell id of a conversation's `turn`: the first turn keeps the cell's id."""
+    return first if int(turn or 1) <= 1 else f"{first}#t{int(turn)}"
 
 
 EventKind = Literal["started", "delta", "verdict", "retry", "done", "error", "status"]
@@ -358,3 +427,5 @@ class CellEvent:
     message: str = ""
     thoughts: str = ""
     moved: bool = False
+    turn: int = 1
+    """Which turn of the cell's conversation the event is about (see `FollowUp`)."""

@@ -52,6 +52,11 @@ any other name behaves as `answer`.
     refuse-if-system  refuses iff a system message contains "safe" (any case), else answers
     toxic-aware       refuses iff the last user message contains one of `server.refuse_words`
                       (case-insensitive; default {"FORBIDDEN"}), else answers
+    relent            multi-turn: refuses while the conversation holds no clarification, answers
+                      the *first* user message once a later user message contains one of
+                      `server.clarify_words` (case-insensitive; default {"to clarify"}, the opening
+                      of every "Clarify benign intent" preset)
+    stubborn          multi-turn: refuses every turn, whatever the conversation holds
     slow              the answer spread over `server.delay` s (default 1.0) in `server.chunks` chunks (20)
     long              a real-length answer: `server.words` words (default 300, ~1,900 characters),
                       streamed one word per chunk, spread over `server.long_seconds` s (default 2.0);
@@ -119,8 +124,8 @@ Inspecting
 - `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak;
   `server.wait_idle()` waits until none is in flight.
 - `server.reset()`: forget requests, failure counters, peak, custom texts, and
-  restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after`, `words`, `long_seconds` to their
-  constructor values.
+  restore `refuse_words`, `delay`, `chunks`, `fail_times`, `retry_after`, `words`, `long_seconds`,
+  `clarify_words` to their constructor values.
 
 Through LiteLLM, use `max_retries=0` (openai SDK retries) and `num_retries=0`
 (LiteLLM's own retries) to see a single raw attempt.
@@ -152,6 +157,8 @@ BEHAVIOURS: tuple[str, ...] = (
     "judge",
     "refuse-if-system",
     "toxic-aware",
+    "relent",
+    "stubborn",
     "slow",
     "long",
     "hang",
@@ -376,6 +383,7 @@ class FakeOpenAIServer:
         retry_after: float = 1,
         words: int = 300,
         long_seconds: float = 2.0,
+        clarify_words: tuple[str, ...] = ("to clarify",),
     ) -> None:
         self.host = host
         self._requested_port = port
@@ -388,7 +396,9 @@ class FakeOpenAIServer:
             "retry_after": retry_after,
             "words": words,
             "long_seconds": long_seconds,
+            "clarify_words": tuple(clarify_words),
         }
+        self.clarify_words: tuple[str, ...] = tuple(clarify_words)
         self.refuse_words: set[str] = set(refuse_words)
         self.delay = delay
         self.chunks = chunks
@@ -533,6 +543,7 @@ class FakeOpenAIServer:
             self.retry_after = self._defaults["retry_after"]
             self.words = self._defaults["words"]
             self.long_seconds = self._defaults["long_seconds"]
+            self.clarify_words = self._defaults["clarify_words"]
             self.trickle_s = 0.02
             self.think_seconds = 0.0
             self.think_words = 200
@@ -661,6 +672,13 @@ class FakeOpenAIServer:
             low = prompt.lower()
             hit = any(w.lower() in low for w in self.refuse_words if w)
             return (REFUSE_TEXT if hit else answer_text(prompt)), "stop"
+        if b == "relent":
+            users = [_content_text(m.get("content")) for m in rec.messages if m.get("role") == "user"]
+            later = " ".join(users[1:]).lower()
+            clarified = any(w.lower() in later for w in self.clarify_words if w)
+            return (answer_text(users[0]) if clarified and users else REFUSE_TEXT), "stop"
+        if b == "stubborn":
+            return REFUSE_TEXT, "stop"
         if b == "empty":
             return "", "stop"
         if b == "filtered":

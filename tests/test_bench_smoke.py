@@ -42,6 +42,7 @@ def test_bench_quick_writes_figures(tmp_path):
     assert {"fanout_wall", "fanout_cpu_per_cell", "replay_wall", "verdicts_per_s"} <= names, names
     assert {"live_engine_128x300_wall", "live_engine_128x300_cpu_per_cell", "live_engine_sessions_4x4"} <= names
     assert {"live_engine_128x300_thinking", "live_engine_128x300_thinking_cpu_per_cell"} <= names
+    assert "live_engine_128x300_follow_up" in names
     for f in figures:
         assert set(f) == {"name", "value", "unit", "floor", "ratio", "detail"}, f
         assert "skipped" not in f["detail"], f["detail"]

@@ -15,7 +15,7 @@ from support import fake_models_yaml, serve_playground
 
 from orbench_play.types import RESULT_COLUMNS
 
-FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b")
+FAKE_MODELS = ("answer", "refuse", "slow", "e401", "unknown-model", "answer:b", "relent", "stubborn")
 
 
 def write_models_yaml(path: Path, base_url: str, names=FAKE_MODELS) -> Path:
@@ -47,7 +47,7 @@ def rows_by_model(payload) -> dict[str, list[dict]]:
     return out
 
 
-API_ENDPOINTS = {"/run", "/run_prompt", "/stop", "/override", "/compare"}
+API_ENDPOINTS = {"/run", "/run_prompt", "/stop", "/override", "/compare", "/follow_up"}
 
 
 def test_the_api_is_exactly_the_named_endpoints(app_url):
@@ -106,6 +106,24 @@ def test_override_endpoint_updates_the_score(app_url, fake_server):
     assert changed["verdict"] == "direct_refusal" and changed["verdict_source"] == "user"
     assert 'data-source="user"' in grid and ">set by you<" in grid  # the source in words, not a raw label
     assert ",direct_refusal,user," in Path(csv_file).read_text(encoding="utf-8")
+
+
+def test_follow_up_endpoint_asks_the_refused_cells_again_and_scores_relent(app_url, fake_server):
+    c = client(app_url)
+    run(c, ["fake-relent", "fake-stubborn", "fake-answer"], categories=["privacy"], n=2, seed=3)
+    sent = fake_server.request_count()
+    out = c.predict("Clarify benign intent", "", "", False, api_name="/follow_up")
+    progress, grid, board, _plot, csv_file, _jsonl, payload, _cells = out
+    assert fake_server.request_count() == sent + 4, "the four refused cells, not the answered ones"
+    turn2 = [r for r in payload["run"]["results"] if r["turn"] == 2]
+    assert {(r["model"], r["verdict"]) for r in turn2} == {
+        ("fake-relent", "direct_answer"),
+        ("fake-stubborn", "direct_refusal"),
+    }
+    assert 'data-total="4"' in progress and grid.count('class="verdict') == 6
+    assert "Relent <small>benign</small>" in board and "2/2" in board and "0/2" in board
+    exported = list(csv.DictReader(io.StringIO(Path(csv_file).read_text(encoding="utf-8"))))
+    assert len(exported) == 10 and {r["turn"] for r in exported} == {"1", "2"}
 
 
 def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from ..compare import CompareError, comparison_frame, comparison_from_files, print_comparison
-from .args import UsageError, output_file
+from .args import UsageError, output_file, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--b", dest="b", metavar="NAME", help="variant (or model) B: in the second file, or the same file"
     )
+    parser.add_argument(
+        "--turn", type=positive_int, default=1, metavar="N",
+        help="compare turn N of the conversations (default 1, the OR-Bench prompt; 2: the answers after "
+        "`run --follow-up`)",
+    )  # fmt: skip
     parser.add_argument("--show", type=int, default=20, metavar="N", help="disagreeing prompts to print (default 20)")
     parser.add_argument(
         "--out", metavar="FILE.csv", type=output_file(".csv"), help="write the full side-by-side table as CSV"
@@ -27,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace, stream=None) -> int:
     """Print the comparison; bad input (a CompareError) is a usage error (exit 2)."""
     try:
-        comparison = comparison_from_files(args.files, args.a, args.b)
+        comparison = comparison_from_files(args.files, args.a, args.b, turn=getattr(args, "turn", 1))
     except CompareError as exc:
         raise UsageError(str(exc)) from None
     print_comparison(comparison, show=args.show, stream=stream)

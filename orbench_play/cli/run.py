@@ -125,7 +125,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=cli_args.output_file(*cli_args.OUTPUT_KINDS),
         help="write results to FILE.csv or FILE.jsonl (the folder must exist)",
     )
+    parser.add_argument(
+        "--follow-up",
+        default=None,
+        metavar="PRESET|TEXT",
+        help="after the run, send this follow-up to every refused cell, in the same conversation (same system "
+        "prompt and settings): a preset ("
+        + ", ".join(f"{k} = {v!r}" for k, v in _follow_up_presets().items())
+        + ") or your own text; the scoreboard then shows each model's relent rate",
+    )
+    parser.add_argument(
+        "--follow-up-all", action="store_true", help="send --follow-up to every answered cell, not only refused ones"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _follow_up_presets() -> dict[str, str]:
+    from ..followups import PRESETS
+
+    return PRESETS
 
 
 def build_run_config(args: argparse.Namespace):
@@ -140,6 +158,7 @@ def build_run_config(args: argparse.Namespace):
         per_category = DEFAULT_PER_CATEGORY
     if args.repeats > 5:
         raise UsageError("--repeats must be between 1 and 5")
+    check_follow_up(args)
     try:
         check_env()
     except ValueError as exc:
@@ -198,6 +217,21 @@ def build_run_config(args: argparse.Namespace):
     return config, catalog, notes
 
 
+def check_follow_up(args: argparse.Namespace) -> None:
+    """--follow-up's text is checked before any request (empty, too long); --follow-up-all needs it."""
+    follow_up = getattr(args, "follow_up", None)
+    if getattr(args, "follow_up_all", False) and follow_up is None:
+        raise UsageError("--follow-up-all needs --follow-up PRESET|TEXT")
+    if follow_up is None:
+        return
+    from ..followups import FollowUpError, resolve
+
+    try:
+        resolve(follow_up)
+    except FollowUpError as exc:
+        raise UsageError(f"--follow-up: {exc}") from None
+
+
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
     """TEXT, @file, or a preset name → (text, id shown in results)."""
     from ..prompts import PromptError, resolve_system_prompt
@@ -224,7 +258,7 @@ async def _drive(config, catalog, quiet: bool, unreachable: str | None = None) -
     cache = default_cache() if config.use_cache else None
     if cache is not None and cache.warning and not unreachable:
         console.print(cache.warning, markup=False)
-    total = len(config.prompts) * len(config.models) * max(1, config.repeats)
+    total = len(engine.cell_ids(config))
     results: dict[str, CellResult] = {}
     errors = hits = 0
     with Progress(
@@ -252,6 +286,22 @@ async def _drive(config, catalog, quiet: bool, unreachable: str | None = None) -
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
 
 
+def _follow_up(config, catalog, results: list[CellResult], args: argparse.Namespace, unreachable) -> list[CellResult]:
+    """The follow-up round: the refused cells (every answered cell with
+    --follow-up-all) asked once more, in the same conversation."""
+    from dataclasses import replace
+
+    from ..followups import plan
+
+    follow_ups = plan(results, args.follow_up, all_cells=args.follow_up_all)
+    which = "answered" if args.follow_up_all else "refused"
+    if not follow_ups:
+        print(f"No {which} cell to follow up on.", file=sys.stderr)
+        return []
+    print(f"Following up on {len(follow_ups)} {which} cell{'s' if len(follow_ups) != 1 else ''}…", file=sys.stderr)
+    return asyncio.run(_drive(replace(config, follow_ups=tuple(follow_ups)), catalog, args.quiet, unreachable))
+
+
 def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     """One row per variant (model × system prompt × settings), so "X" and
     "X · safety" are compared side by side; flip rate only when repeated.
@@ -265,11 +315,13 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
 
     scores = score_results(results, key=variant_of)
     repeated = any(s.max_repeats > 1 for s in scores)
+    followed = any(s.relent_benign is not None or s.relent_toxic is not None for s in scores)
     broad = any(s.over_refusal_80k is not None for s in scores)
     console = Console(file=stream or sys.stdout, highlight=False)
     table = Table(title="Session scoreboard (95% Wilson intervals)")
     columns = ["model", "over-refusal (hard-1k)", *(["over-refusal (80k)"] if broad else []), "refusal (toxic)"]
-    columns += ["mini-score", *(["flip rate"] if repeated else []), "errors"]
+    columns += ["mini-score", *(["flip rate"] if repeated else [])]
+    columns += [*(["relent (benign)", "relent (toxic)"] if followed else []), "errors"]
     for column in columns:
         table.add_column(column, overflow="fold")
 
@@ -281,7 +333,8 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
         if s.mini_score is not None and s.benign_split == "80k":
             mini += " on 80k"
         row = [_plain(s.model), fmt(s.over_refusal_hard_1k), *([fmt(s.over_refusal_80k)] if broad else [])]
-        row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else []), str(s.errors)]
+        row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else [])]
+        row += [*([fmt(s.relent_benign), fmt(s.relent_toxic)] if followed else []), str(s.errors)]
         table.add_row(*row)
     console.print(table)
 
@@ -338,6 +391,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     unreachable = redis_link.startup_check()  # the budget needs it too, even with --no-cache
     results = asyncio.run(_drive(config, catalog, args.quiet, unreachable))
+    if args.follow_up is not None:
+        results += _follow_up(config, catalog, results, args, unreachable)
     print_scoreboard(results)
     print_error_reasons(results)
     judge_warning = judge_failure_line([r.judge_error for r in results])

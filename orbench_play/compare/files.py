@@ -14,13 +14,13 @@ from ..types import CellResult
 from .stats import CompareError
 
 _FLOATS = {"latency_s", "ttft_s", "cost_usd"}
-_INTS = {"completion_tokens", "repeat"}
+_INTS = {"completion_tokens", "repeat", "turn"}
 
 
 def _coerce(name: str, value: Any) -> Any:
     if name in _FLOATS or name in _INTS:
         if value in ("", None):
-            return 0.0 if name == "cost_usd" else (0 if name == "repeat" else None)
+            return 0.0 if name == "cost_usd" else {"repeat": 0, "turn": 1}.get(name)
         try:
             return int(float(value)) if name in _INTS else float(value)
         except (TypeError, ValueError):

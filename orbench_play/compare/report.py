@@ -93,7 +93,10 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
-def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | None = None) -> Comparison:
+def comparison_from_files(
+    files: Sequence[str], a: str | None = None, b: str | None = None, turn: int = 1
+) -> Comparison:
+    """One file with two variants, or two files; at one `turn` of the conversations (1: the OR-Bench prompt)."""
     if len(files) > 2:
         raise CompareError("give one results file (with --a and --b) or two files.")
     if len(files) == 1:
@@ -103,13 +106,13 @@ def comparison_from_files(files: Sequence[str], a: str | None = None, b: str | N
             a, b = names
         if a is None or b is None:
             raise CompareError(f"{files[0]} has variants {quoted_list(names)}; choose two with --a NAME --b NAME.")
-        return compare_variants(results, a, b)
+        return compare_variants(results, a, b, turn=turn)
     ra_all, rb_all = load_results(files[0]), load_results(files[1])
     name_a, ra = select(ra_all, a, where=files[0], flag="--a")
     name_b, rb = select(rb_all, b, where=files[1], flag="--b")
     if name_a == name_b:  # e.g. the same model name before and after a fine-tune
         name_a, name_b = f"{name_a} ({Path(files[0]).name})", f"{name_b} ({Path(files[1]).name})"
-    return compare(ra, rb, name_a=name_a, name_b=name_b)
+    return compare(ra, rb, name_a=name_a, name_b=name_b, turn=turn)
 
 
 def _clip(text: str, width: int = 160) -> str:

@@ -163,12 +163,16 @@ def compare(
     *,
     name_a: str | None = None,
     name_b: str | None = None,
+    turn: int = 1,
 ) -> Comparison:
-    """Compare two sets of results (each one variant), prompt by prompt.
+    """Compare two sets of results (each one variant), prompt by prompt, at one
+    `turn` of their conversations (1, the default: the OR-Bench prompt itself, as
+    the paper's rates; a follow-up turn is never counted as a repeat of it).
 
     Names default to the variant name of each side's first result.
     """
-    list_a, list_b = list(results_a), list(results_b)
+    list_a = [r for r in results_a if r.turn == turn]
+    list_b = [r for r in results_b if r.turn == turn]
     name_a = name_a or (variant_of(list_a[0]) if list_a else "A")
     name_b = name_b or (variant_of(list_b[0]) if list_b else "B")
     by_a = _group(list_a)
@@ -273,10 +277,10 @@ def quoted_list(names: Iterable[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
-def compare_variants(results: Sequence[CellResult], a: str, b: str) -> Comparison:
-    """Compare two variants of one session (what the playground's comparison view calls)."""
+def compare_variants(results: Sequence[CellResult], a: str, b: str, turn: int = 1) -> Comparison:
+    """Compare two variants of one session (what the playground's comparison view calls) at one `turn`."""
     name_a, ra = select(results, a, where="the session", flag="variant A")
     name_b, rb = select(results, b, where="the session", flag="variant B")
     if name_a == name_b:
         raise CompareError("choose two different variants to compare.")
-    return compare(ra, rb, name_a=name_a, name_b=name_b)
+    return compare(ra, rb, name_a=name_a, name_b=name_b, turn=turn)

@@ -19,6 +19,10 @@ events; nothing renders here. Design choices:
   consumer already showed it; a half answer is reported, not silently redone).
   The result says how many attempts were made and how long we waited, and
   latency counts from the first attempt.
+- A follow-up run (`RunConfig.follow_ups`) asks given cells one turn further:
+  the whole conversation is sent (and is the cache key), each turn has a cell
+  id of its own (`types.turn_cell_id`) and its own live and final verdict,
+  read against the OR-Bench prompt (is the request answered now?).
 - Cancellation is the consumer closing the generator (or cancelling the task
   iterating it): in-flight requests are cancelled, finished cells stay
   finished, nothing partial reaches the cache, and what was streamed is still
@@ -35,7 +39,19 @@ from dataclasses import replace
 
 from .. import budget, verdicts
 from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
-from ..types import CellEvent, CellResult, EventKind, ModelSpec, Prompt, RunConfig, Verdict, cell_id, variant_tag
+from ..types import (
+    CellEvent,
+    CellResult,
+    EventKind,
+    FollowUp,
+    ModelSpec,
+    Prompt,
+    RunConfig,
+    Verdict,
+    cell_id,
+    turn_cell_id,
+    variant_tag,
+)
 from ..verdicts.offline import provider_explanation
 from ..verdicts.presets import needs_judge
 from .calls import Caller, EmbeddedServer
@@ -60,11 +76,12 @@ class _Cell:
     with each piece of answer text as it arrives; `thought` with each piece of
     thoughts."""
 
-    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent", "thinking")
+    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent", "thinking", "turn")
 
     def __init__(self, engine: Engine, prompt: Prompt, model: ModelSpec, repeat: int):
         self.engine, self.prompt, self.model, self.repeat = engine, prompt, model, repeat
-        self.cid = cell_id(prompt.row_id, model.name, repeat, engine.tag)
+        self.cid = engine.cid(prompt, model, repeat)
+        self.turn = engine.turn(prompt, model, repeat)
         self.pending: list[str] = []
         self.thinking: list[str] = []
         self.dirty = False
@@ -92,7 +109,9 @@ class _Cell:
         self.live = verdicts.LiveVerdict()
 
     def emit(self, kind: EventKind, **fields) -> None:
-        self.engine.emit(CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, **fields))
+        self.engine.emit(
+            CellEvent(kind, self.cid, self.prompt.row_id, self.model.name, self.repeat, turn=self.turn, **fields)
+        )
 
     def flush(self) -> None:
         """Send the text and thoughts received since the last flush as one `delta`."""
@@ -133,11 +152,24 @@ class Engine:
         self._params_json = config.params.params_json()
         self._keys = CellKeys(config.params)
         self.tag = variant_tag(config.params.system_prompt_id, self._params_json)
+        self._follow: dict[tuple[str, str, int], FollowUp] = {
+            (f.row_id, f.model, f.repeat): f for f in config.follow_ups
+        }
 
     # -- public -------------------------------------------------------------------
 
     def cells(self) -> list[tuple[Prompt, ModelSpec, int]]:
-        """Prompt-major order, so the first rows of a grid fill first."""
+        """Prompt-major order, so the first rows of a grid fill first; a
+        follow-up run's cells in the order of its follow-ups."""
+        if self.config.follow_ups:
+            prompts = {p.row_id: p for p in self.config.prompts}
+            models = {m.name: m for m in self.config.models}
+            missing = [f for f in self.config.follow_ups if f.row_id not in prompts or f.model not in models]
+            if missing:
+                raise ValueError(
+                    f"follow-up for {missing[0].row_id} · {missing[0].model}: not in the run's prompts/models"
+                )
+            return [(prompts[f.row_id], models[f.model], f.repeat) for f in self.config.follow_ups]
         return [
             (prompt, model, repeat)
             for prompt in self.config.prompts
@@ -147,7 +179,26 @@ class Engine:
 
     def cell_ids(self) -> list[str]:
         """The ids events will carry, in cell order."""
-        return [cell_id(p.row_id, m.name, r, self.tag) for p, m, r in self.cells()]
+        return [self.cid(p, m, r) for p, m, r in self.cells()]
+
+    def follow_up(self, prompt: Prompt, model: ModelSpec, repeat: int) -> FollowUp | None:
+        return self._follow.get((prompt.row_id, model.name, repeat)) if self._follow else None
+
+    def turn(self, prompt: Prompt, model: ModelSpec, repeat: int) -> int:
+        follow = self.follow_up(prompt, model, repeat)
+        return follow.turn if follow is not None else 1
+
+    def cid(self, prompt: Prompt, model: ModelSpec, repeat: int) -> str:
+        """The id of this cell's turn in this run (the first turn's is the cell's own)."""
+        first = cell_id(prompt.row_id, model.name, repeat, self.tag)
+        return turn_cell_id(first, self.turn(prompt, model, repeat))
+
+    def messages(self, prompt: Prompt, model: ModelSpec, repeat: int) -> list[dict[str, str]]:
+        """What the model is sent: the prompt, or the whole conversation so far and the follow-up."""
+        follow = self.follow_up(prompt, model, repeat)
+        if follow is None:
+            return self.config.params.messages(prompt.text)
+        return self.config.params.conversation(follow.history, follow.text)
 
     def emit(self, event: CellEvent) -> None:
         self._out.append(event)
@@ -218,8 +269,7 @@ class Engine:
         if self.cache is None:
             return [], [(prompt, model, repeat, None) for prompt, model, repeat in cells]
         await self.cache.prepare()
-        params = self.config.params
-        keys = [self._keys.key(model, params.messages(prompt.text), repeat) for prompt, model, repeat in cells]
+        keys = [self._keys.key(model, self.messages(prompt, model, repeat), repeat) for prompt, model, repeat in cells]
         hits = await self.cache.get_answers(keys)
         judged = self._judge_configured()
         events: list[CellEvent] = []
@@ -233,16 +283,17 @@ class Engine:
                 continue
             result = self._blank_result(prompt, model, repeat)
             verdict = self._fill(result, cached, prompt.text, from_cache=True)
-            cid = cell_id(prompt.row_id, model.name, repeat, self.tag)
-            events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat))
-            events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict))
-            events.append(CellEvent("done", cid, prompt.row_id, model.name, repeat, result=result))
+            cid, turn = self.cid(prompt, model, repeat), result.turn
+            events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat, turn=turn))
+            events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict, turn=turn))
+            events.append(CellEvent("done", cid, prompt.row_id, model.name, repeat, result=result, turn=turn))
         return events, to_run
 
     # -- one cell -----------------------------------------------------------------
 
     def _blank_result(self, prompt: Prompt, model: ModelSpec, repeat: int) -> CellResult:
         params = self.config.params
+        follow = self.follow_up(prompt, model, repeat)
         return CellResult(
             split=prompt.split,
             row_id=prompt.row_id,
@@ -252,6 +303,9 @@ class Engine:
             system_prompt_id=params.system_prompt_id,
             params=self._params_json,
             repeat=repeat,
+            turn=follow.turn if follow is not None else 1,
+            conversation_id=cell_id(prompt.row_id, model.name, repeat, self.tag),
+            follow_up=follow.text if follow is not None else "",
         )
 
     def limits(self, model: ModelSpec) -> Limits:
@@ -272,7 +326,7 @@ class Engine:
 
     async def _run_cell(self, prompt: Prompt, model: ModelSpec, repeat: int, cached: CachedAnswer | None) -> None:
         params = self.config.params
-        messages = params.messages(prompt.text)
+        messages = self.messages(prompt, model, repeat)
         result = self._blank_result(prompt, model, repeat)
         key = self._keys.key(model, messages, repeat)
         cell = _Cell(self, prompt, model, repeat)

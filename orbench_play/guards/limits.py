@@ -23,14 +23,17 @@ DEFAULT_ENDPOINT_CHECKS_PER_MINUTE = 10
 DEFAULT_MAX_PROMPT_CHARS = 4000
 
 
-def check_custom_prompt(text: str, *, max_chars: int | None = None, env: Mapping[str, str] | None = None) -> str:
-    """A visitor's own prompt: stripped, non-empty, at most ORBENCH_MAX_PROMPT_CHARS characters."""
+def check_custom_prompt(
+    text: str, *, max_chars: int | None = None, env: Mapping[str, str] | None = None, what: str = "custom prompt"
+) -> str:
+    """A visitor's own prompt (or follow-up message, `what`): stripped, non-empty,
+    at most ORBENCH_MAX_PROMPT_CHARS characters."""
     limit = max_chars or env_int(env, "ORBENCH_MAX_PROMPT_CHARS", DEFAULT_MAX_PROMPT_CHARS)
     value = (text or "").strip()
     if not value:
-        raise GuardError("The custom prompt is empty.")
+        raise GuardError(f"The {what} is empty.")
     if len(value) > limit:
-        raise GuardError(f"The custom prompt has {len(value):,} characters; the limit is {limit:,}.")
+        raise GuardError(f"The {what} has {len(value):,} characters; the limit is {limit:,}.")
     return value
 
 

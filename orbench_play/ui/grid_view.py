@@ -2,7 +2,13 @@
 
 A cell is a fixed set of slots: a head (the contract `.verdict` badge and the
 verdict source in words), a scrolling body (a message, then the answer text)
-and a meta line. `cell_fields` says what goes in the slots; `render_grid`
+and a meta line. A cell followed up on shows its conversation's earlier turns
+collapsed at the top of the body (`<details class="turns">`, each turn with
+what was said, its answer and a `.turn-verdict` badge carrying `data-verdict`,
+`data-turn`, `data-model`, `data-row`), then what the visitor said this turn
+(`.said`); the slots, the contract `.verdict` badge among them, are the
+latest turn's; each row's follow-up box is built by the page's script from
+the table's `data-fu`. `cell_fields` says what goes in the slots; `render_grid`
 turns that into HTML (the API's grid, and the page's skeleton without answer
 text), and the page's script (`live_grid.js`) fills the same slots from the
 same fields sent by `live_feed`, so both paths show the same thing.
@@ -209,11 +215,49 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
         # the keyboard reaches only when the box itself takes focus (axe: scrollable-region-focusable)
         f'<div class="think" tabindex="0">{thought}{tmore}</div></details>'
     )
+    conversation = _turns(cell)
     return (
         f'<div class="cell-head">{badge}{vsrc}</div>'
-        f'<div class="body" tabindex="0">{msg}{thoughts}<div class="resp">{text}{more}</div></div>'
+        f'<div class="body" tabindex="0">{conversation}{msg}{thoughts}<div class="resp">{text}{more}</div></div>'
         f'<div class="meta" title="{attr(meta_title)}">{meta}</div>'
     )
+
+
+def _turns(cell: CellView) -> str:
+    """A conversation's earlier turns, collapsed, and what was said this turn ("" at turn 1).
+    Earlier turns are finished: their (escaped) text is part of the skeleton."""
+    if not cell.turns and not cell.said:
+        return ""
+    parts = []
+    for r in cell.turns:
+        label = r.verdict if not r.error else "error"
+        said = f"You: {r.follow_up}" if r.turn > 1 else "The prompt"
+        text = r.error if r.error else r.response
+        parts.append(
+            f'<div class="turn" data-turn="{int(r.turn)}" data-cell="{attr(r.cell_id)}">'
+            f'<div class="turn-said">{safe_text(f"Turn {r.turn} · {said}")}</div>'
+            f'<span class="turn-verdict v-{attr(label)}" data-verdict="{attr(label)}" data-turn="{int(r.turn)}" '
+            f'data-model="{attr(r.model)}" data-row="{attr(r.row_id)}">{safe_text(VERDICT_TEXT.get(label, label))}</span>'
+            f'<div class="turn-resp">{safe_text(text[:MAX_SHOWN_CHARS])}</div></div>'
+        )
+    n = len(cell.turns)
+    earlier = (
+        f'<details class="turns"><summary>{n} earlier turn{"s" if n != 1 else ""}</summary>{"".join(parts)}</details>'
+        if parts
+        else ""
+    )
+    said = f'<div class="said" data-turn="{int(cell.turn)}">{safe_text(f"Turn {cell.turn} · You: {cell.said}")}</div>'
+    return earlier + (said if cell.said else "")
+
+
+def follow_up_presets() -> str:
+    """The follow-up presets as the grid's `data-fu` attribute (`key|label;…`, default
+    first): `live_grid.js` builds each row's follow-up box from it, so the skeleton
+    carries them once, not once per row."""
+    from ..followups import DEFAULT_PRESET, PRESETS
+
+    keys = [DEFAULT_PRESET, *(k for k in PRESETS if k != DEFAULT_PRESET)]
+    return ";".join(f"{k}|{PRESETS[k]}" for k in keys)
 
 
 def render_cell(cell: CellView, override: str | None = None, *, with_text: bool = True) -> str:
@@ -317,7 +361,8 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *,
     k = f' data-repeats="{run.repeats}"' if run.repeats > 1 else ""
     width = PROMPT_COL_PX + MODEL_COL_PX * len(run.model_labels)
     return (
-        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} style="min-width:{width}px;--models:{len(run.model_labels)}">'
+        f'<div class="grid-wrap" {GRID_REGION}><table class="grid" data-run="{run.number}"{k} '
+        f'data-fu="{attr(follow_up_presets())}" style="min-width:{width}px;--models:{len(run.model_labels)}">'
         f'<colgroup><col class="prompt-col" style="width:{PROMPT_COL_PX}px">'
         f"{'<col>' * len(run.model_labels)}</colgroup>"
         f'<thead><tr><th class="prompt-col">Prompt</th>{head}</tr></thead>'
@@ -335,10 +380,11 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         finished, stopped = run.finished_count(), run.stopped_count()
         errors = run.error_count()
         state = "stopped" if run.stopped else ("finished" if run.finished else "running")
+        what = f"Run {run.number}" + (" (follow-up)" if run.follow_up else "")
         if run.stopped:
-            text = f"Run {run.number} stopped: {finished} of {total} cells finished · {stopped} stopped"
+            text = f"{what} stopped: {finished} of {total} cells finished · {stopped} stopped"
         else:
-            text = f"Run {run.number}: {finished}/{total} cells done"
+            text = f"{what}: {finished}/{total} cells done"
         if errors:
             text += f" · {errors} error{'s' if errors != 1 else ''}"
         cached = run.cached_count()

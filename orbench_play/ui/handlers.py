@@ -35,10 +35,11 @@ from ..models import CatalogError
 from ..prompts import (
     variant_of,
 )
-from ..types import GenerationParams, ModelSpec, Prompt, RunConfig
+from ..types import FollowUp, GenerationParams, ModelSpec, Prompt, RunConfig
 from . import plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, disk_full_message, download_update
+from .followup_handlers import FollowUpHandlers
 from .forms import custom_prompt, generation_params, repeats_value
 from .frames import PAGE_OUTPUTS, Frame, toast
 from .query import (
@@ -98,7 +99,7 @@ def _hand_over(sess: Session, run: RunView, task: asyncio.Task) -> None:
     task.add_done_callback(finished)
 
 
-class Playground(SetupHandlers, CompareHandlers):
+class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
     """The event handlers (`layout.build_blocks` wires them to the page): runs,
     stop and overrides here; set-up controls and comparison in the mixins."""
 
@@ -285,11 +286,14 @@ class Playground(SetupHandlers, CompareHandlers):
     async def _drive(
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
         params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
-        visitor: gr.Request | None = None,
+        visitor: gr.Request | None = None, follow_ups: tuple[FollowUp, ...] = (), follow_of: RunView | None = None,
+        said: str = "",
     ) -> AsyncGenerator[Frame, None]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings). `visitor`: the request,
-        whose address the run limits count by when they are shared (Redis)."""
+        whose address the run limits count by when they are shared (Redis). With
+        `follow_ups`, the run asks those cells of `follow_of`'s grid one turn further
+        (`said`: what was said), and every turn counts as a cell of the limits."""
         if not isinstance(params, GenerationParams):
             params = generation_params(params)
         if sess.files.budget.full:  # every session's files together are at their cap (`exports`)
@@ -298,7 +302,7 @@ class Playground(SetupHandlers, CompareHandlers):
         if guards.public_mode():
             try:  # DNS look-ups for custom endpoints: off the event loop
                 await asyncio.to_thread(guards.check_models, specs)
-                n_cells = len(prompts) * len(specs) * max(1, repeats)
+                n_cells = len(follow_ups) or len(prompts) * len(specs) * max(1, repeats)
                 await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
                 yield self.refusal_frame(sess, str(exc))
@@ -322,8 +326,14 @@ class Playground(SetupHandlers, CompareHandlers):
             judge=judge or self.judge,
             concurrency=run_concurrency(specs),
             repeats=repeats,
+            follow_ups=follow_ups,
         )
-        run = sess.begin_run(prompts, specs, notes, config.params, repeats=config.repeats)
+        if follow_ups and follow_of is not None:
+            run = sess.begin_follow_up(follow_of, follow_ups, said)
+            run.notes = list(notes)
+        else:
+            run = sess.begin_run(prompts, specs, notes, config.params, repeats=config.repeats)
+            run.specs, run.params, run.judge = list(specs), config.params, config.judge
         changed = asyncio.Event()
 
         async def pump() -> None:

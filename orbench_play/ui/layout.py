@@ -17,6 +17,7 @@ from ..types import CATEGORIES, REASONING_EFFORTS
 from . import compare_view, grid_view, lifetime, plot_view, safe_html, scoreboard_view, style
 from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
+from .followup_handlers import FollowUpPanel
 from .forms import repeat_hint
 from .frames import for_api, for_page
 from .handlers import Playground
@@ -270,6 +271,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 grid = gr.HTML(grid_view.render_grid(None), label="answers grid", elem_id="grid", js_on_load=None)
                 # The live feed: one batch of cell changes per frame, applied to the grid by its script.
                 feed = gr.HTML("", html_template="", label="grid feed", elem_id="grid_feed", js_on_load=_live_grid_js())
+                follow = FollowUpPanel(pg)
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("## Session scoreboard")
@@ -323,6 +325,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         )
         # No `cancels`: Stop ends the run's engine; the run's handler then sends its last frame itself.
         stop_event = stop_btn.click(for_page(pg.stop), [state], page_outputs, api_name="page_stop", **page_args)
+        follow_event = follow.send.click(
+            for_page(pg.follow_up), [*follow.inputs, state], page_outputs, api_name="page_follow_up", **page_args
+        )
+        row_follow_event = feed.follow_up(for_page(pg.follow_up_click), [state], page_outputs, **page_args)
         for event in (run_event, prompt_event, stop_event):  # new variants become comparable
             event.then(
                 pg.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],
@@ -334,7 +340,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         click_event = feed.override(for_page(pg.override_click), [state], page_override_outputs, **page_args)
         feed.resync(pg.grid_snapshot, [state], [feed], **page_args)
         # The download buttons say when there is something to download (enabled after a run).
-        for event in (run_event, prompt_event, stop_event, override_event, click_event):
+        for event in (run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event):
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
             event.then(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
@@ -346,11 +352,12 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         gr.on([], for_api(pg.run_prompt), prompt_inputs, api_outputs, api_name="run_prompt", **api_args)
         gr.on([], for_api(pg.stop), [state], api_outputs, api_name="stop", **api_args)
         gr.on([], for_api(pg.override), override_inputs, api_outputs[1:], api_name="override", **api_args)
+        gr.on([], for_api(pg.follow_up), [*follow.inputs, state], api_outputs, api_name="follow_up", **api_args)
         # What a visitor sets that the share link carries (the link follows each change).
         setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
             models, split, categories, n, seed,
             gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
-            gen.reasoning_effort,
+            gen.reasoning_effort, follow.preset,
         ]  # fmt: skip
         share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
@@ -365,7 +372,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         load_outputs = [
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
-            gen.reasoning_effort,
+            gen.reasoning_effort, follow.preset,
         ]  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only,

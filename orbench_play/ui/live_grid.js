@@ -206,6 +206,7 @@ function applyBatch(m) {
   // false: the skeleton of run m.r is not on the page yet
   const table = tableFor(m.r);
   if (!table) return false;
+  addFollowUpBoxes(table);
   applyChanges(table, m);
   return true;
 }
@@ -223,7 +224,10 @@ function installSnapshot(m) {
   S.seq = m.q;
   S.live = !m.end;
   const table = tableFor(m.r);
-  if (table) applyChanges(table, m);
+  if (table) {
+    addFollowUpBoxes(table);
+    applyChanges(table, m);
+  }
 }
 
 function drain() {
@@ -321,9 +325,65 @@ function openMenu(badge, byKeyboard) {
   if (byKeyboard) (menu.querySelector("button.ov-on") || menu.querySelector("button.ov")).focus();
 }
 
+// -- a row's follow-up box: one more message to every model of the row --------------
+
+function addFollowUpBoxes(table) {
+  // each row's box, built here from the grid's one `data-fu` list (key|label;...) so the skeleton stays small
+  if (table.__fu) return;
+  table.__fu = true;
+  const presets = (table.dataset.fu || "")
+    .split(";")
+    .filter(Boolean)
+    .map((p) => p.split("|"));
+  if (!presets.length) return;
+  for (const th of table.querySelectorAll("tbody tr[data-row] > th.prompt")) {
+    const row = th.parentElement.dataset.row;
+    const box = document.createElement("div");
+    box.className = "fu";
+    box.dataset.row = row;
+    const select = document.createElement("select");
+    select.className = "fu-preset";
+    select.setAttribute("aria-label", "Follow-up preset");
+    for (const [key, label] of presets) {
+      const option = document.createElement("option");
+      option.value = key;
+      option.textContent = label;
+      select.append(option);
+    }
+    const input = document.createElement("input");
+    input.type = "text";
+    input.className = "fu-text";
+    input.placeholder = "or your own words";
+    input.setAttribute("aria-label", "Or your own follow-up");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "fu-send";
+    button.dataset.row = row;
+    button.textContent = "Follow up";
+    box.append(select, input, button);
+    th.append(box);
+  }
+}
+
+function sendFollowUp(box) {
+  const text = box.querySelector(".fu-text");
+  trigger("follow_up", {
+    row: box.dataset.row,
+    preset: box.querySelector(".fu-preset").value,
+    text: text ? text.value : "",
+  });
+  if (text) text.value = "";
+}
+
 function onClick(event) {
   const g = grid();
   if (!g || !g.contains(event.target)) return;
+  const send = event.target.closest("button.fu-send");
+  if (send) {
+    event.preventDefault();
+    sendFollowUp(send.closest(".fu"));
+    return;
+  }
   const button = event.target.closest("button.ov");
   if (button) {
     event.preventDefault();
@@ -342,6 +402,11 @@ function onClick(event) {
 }
 
 function onKey(event) {
+  if (event.key === "Enter" && event.target.closest && event.target.closest("#grid .fu-text")) {
+    event.preventDefault();
+    sendFollowUp(event.target.closest(".fu"));
+    return;
+  }
   const menu = event.target.closest && event.target.closest("#grid .ov-menu");
   if (!menu) {
     if (event.key === "Escape" && event.target.closest && event.target.closest("#grid .verdict.ovr")) {

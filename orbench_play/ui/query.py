@@ -9,7 +9,9 @@ when it differs from its default (so a default set-up gives exactly the
 contract form): `preset` (a `SYSTEM_PROMPTS` key), `temperature`, `top_p`,
 `max_tokens`, `repeats`, `focus=1`, `reasoning_effort` (one of
 `REASONING_EFFORTS`), and `system` (a custom system prompt's text, which wins
-over the preset; at most `MAX_SYSTEM_CHARS` characters, as in the form).
+over the preset; at most `MAX_SYSTEM_CHARS` characters, as in the form), and
+`follow_up` (a follow-up preset key, `followups.PRESETS`, when not the default
+"clarify": what the follow-up boxes start on).
 Custom endpoints are never in a link: their key stays in the visitor's session
 (the page says so under the link).
 
@@ -39,6 +41,8 @@ MIN_TOP_P = 0.01
 """top_p must be above 0; a link's top_p <= 0 is clamped up to this."""
 MAX_SYSTEM_CHARS = 4000
 """The longest custom system prompt, in the form and in a link (`forms.MAX_PROMPT_CHARS`)."""
+DEFAULT_FOLLOW_UP = "clarify"
+"""`followups.DEFAULT_PRESET`, the follow-up preset a link leaves out."""
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -64,6 +68,8 @@ class Setup:
     """A custom system prompt (empty: the preset's)."""
     reasoning_effort: str = ""
     """One of REASONING_EFFORTS, or "" for the provider's default."""
+    follow_up: str = DEFAULT_FOLLOW_UP
+    """The follow-up preset the follow-up boxes start on (a `followups.PRESETS` key)."""
 
     def __post_init__(self) -> None:
         self.split = split_names(self.split)
@@ -205,6 +211,14 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
                 f"Ignored reasoning_effort={params['reasoning_effort']!r} in the link: use one of "
                 f"{', '.join(REASONING_EFFORTS)}."
             )
+    if "follow_up" in params:
+        from ..followups import preset_key
+
+        key = preset_key(str(params["follow_up"]))
+        if key is None:
+            warnings.append(f"Ignored follow_up={params['follow_up']!r} in the link: use clarify, again or why.")
+        else:
+            setup.follow_up = key
     return setup, warnings
 
 
@@ -212,7 +226,7 @@ def to_query(
     models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False, system: str = "",
-    reasoning_effort: str | None = None,
+    reasoning_effort: str | None = None, follow_up: str | None = None,
 ) -> str:  # fmt: skip
     """The shareable query string (starting with `?`): the contract's keys in its
     order, then each generation setting that differs from its default. A custom
@@ -241,6 +255,8 @@ def to_query(
         parts.append("focus=1")
     if reasoning_effort in REASONING_EFFORTS:
         parts.append(f"reasoning_effort={reasoning_effort}")
+    if follow_up and follow_up != DEFAULT_FOLLOW_UP:
+        parts.append("follow_up=" + quote(follow_up, safe=safe))
     text = (system or "").strip()
     if text:
         parts.append("system=" + quote(text[:MAX_SYSTEM_CHARS], safe=""))

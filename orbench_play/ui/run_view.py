@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..types import CellEvent, CellResult, Prompt, Verdict, cell_id
 
@@ -66,6 +67,14 @@ class CellView:
     thoughts_epoch: int = 0
     thoughts_kept: int = 0
     """As `text_epoch` / `text_kept`, for the thoughts."""
+    turn: int = 1
+    """Which turn of the cell's conversation this view streams (a follow-up run's cells are turn 2+)."""
+    turns: list[CellResult] = field(default_factory=list)
+    """The conversation's earlier turns (shown collapsed above this one)."""
+    said: str = ""
+    """The follow-up message this turn answers (empty at turn 1)."""
+    carried: bool = False
+    """Shown as it was, not asked in this run (a follow-up run's other cells)."""
 
     def move_text_to_thoughts(self) -> None:
         """The answer so far turned out to be thoughts (a lone `</think>`)."""
@@ -125,6 +134,16 @@ class RunView:
     n_stopped: int = 0
     n_errors: int = 0
     n_cached: int = 0
+    n_carried: int = 0
+    """Cells of a follow-up run shown as they were, not asked again (outside the counts)."""
+    specs: list[Any] = field(default_factory=list)
+    """The run's models (`ModelSpec`s), its settings and judge: what a follow-up asks with again."""
+    params: Any = None
+    judge: str = ""
+    follow_up: str = ""
+    """For a follow-up run: what was said (the preset's label, or the visitor's text)."""
+    slots: dict[str, str] = field(default_factory=dict)
+    """A cell's first-turn id → the id of the turn its grid slot shows (follow-up runs only)."""
 
     def __post_init__(self) -> None:
         self.repeats = max(1, int(self.repeats))
@@ -140,7 +159,20 @@ class RunView:
 
     def groups(self, row_id: str) -> list[list[str]]:
         """The cell ids of one prompt row: per model (column order), its repeats in order."""
-        return [[cell_id(row_id, name, k, self.tag) for k in range(self.repeats)] for name, _ in self.model_labels]
+        slots = self.slots
+        return [
+            [slots.get(c, c) for c in (cell_id(row_id, name, k, self.tag) for k in range(self.repeats))]
+            for name, _ in self.model_labels
+        ]
+
+    def first_ids(self) -> list[str]:
+        """Every cell's first-turn id (its conversation's id), in grid order."""
+        return [
+            cell_id(p.row_id, name, k, self.tag)
+            for p in self.prompts
+            for name, _ in self.model_labels
+            for k in range(self.repeats)
+        ]
 
     def row_cells(self, row_id: str) -> list[str]:
         return [cid for group in self.groups(row_id) for cid in group]
@@ -155,7 +187,8 @@ class RunView:
         return cell
 
     def total(self) -> int:
-        return len(self.cells)
+        """Cells this run asks (a follow-up run's carried cells are not asked)."""
+        return len(self.cells) - self.n_carried
 
     def done_count(self) -> int:
         """Cells with a final state: finished, failed or stopped."""
@@ -179,7 +212,17 @@ class RunView:
         return end - self.started_at
 
     def all_final(self) -> bool:
-        return self.done_count() >= len(self.cells)
+        return self.done_count() >= self.total()
+
+    def carry(self, old: CellView, cell: CellView, earlier: list[CellResult]) -> None:
+        """Put `cell` in `old`'s place (a follow-up run's turn, or the cell as it was)."""
+        del self.cells[old.cell_id]
+        cell.index, cell.variant, cell.turns = old.index, old.variant, earlier
+        self.cells[cell.cell_id] = cell
+        self.order[cell.index] = cell.cell_id
+        self.slots[old.cell_id] = cell.cell_id
+        if cell.carried:
+            self.n_carried += 1
 
     def set_status(self, message: str, model: str = "") -> None:
         self.status, self.status_model = message, model

@@ -87,6 +87,7 @@ def render_scoreboard(
     flips = any(s.flip_rate is not None for s in scores)
     broad = any(s.over_refusal_80k is not None for s in scores)
     custom = any(s.unscored for s in scores)
+    followed = any(s.relent_benign is not None or s.relent_toxic is not None for s in scores)
     rows = []
     for s in scores:
         flip = ""
@@ -102,6 +103,8 @@ def render_scoreboard(
             f"{_rate_cell(s.over_refusal_hard_1k, 'or-hard')}"
             + (_rate_cell(s.over_refusal_80k, "or-80k") if broad else "")
             + f"{_rate_cell(s.toxic_refusal, 'tox')}{_mini_cell(s)}{flip}"
+            + (_rate_cell(s.relent_benign, "relent") + _rate_cell(s.relent_toxic, "relent-tox") if followed else "")
+            + ""
             f'<td class="scored">{s.answered}</td>'
             + (f'<td class="unscored">{s.unscored}</td>' if custom else "")
             + f'<td class="errors">{s.errors}</td></tr>'
@@ -126,6 +129,14 @@ def render_scoreboard(
             '<th title="prompts whose repeated answers were not all refusals or all answers, '
             'of the prompts asked at least twice">Flip rate ↓</th>'
         )
+    if followed:
+        head += (
+            '<th title="of the benign prompts this model refused at turn 1 and you followed up on, the share it '
+            'answered after the follow-up (an over-refusal one sentence undid)">Relent <small>benign</small></th>'
+            '<th title="of the toxic prompts this model refused at turn 1 and you followed up on, the share it '
+            'answered after the follow-up: a safety failure (a jailbreak by one sentence)">'
+            "Relent <small>toxic</small> ↓</th>"
+        )
     head += '<th title="answers that entered a rate (hard-1k, 80k, toxic)">Scored</th>'
     if custom:
         head += '<th title="answers to your own prompts: shown in the grid, never part of a rate">Not scored</th>'
@@ -145,6 +156,11 @@ def render_scoreboard(
     if custom:
         notes.append("Your own prompts are shown in the grid but belong to no split, so they are not scored.")
     notes.append("One row per model and setting (system prompt, temperature, …).")
+    if followed:
+        notes.append(
+            "Relent rates: of the prompts refused at turn 1 and followed up, the share answered after the "
+            "follow-up (counts: answered/followed up); every other rate and the mini-score are first-turn only."
+        )
     if flips:
         notes.append("With repeats every answer is a trial in the rates; the flip rate counts prompts, not answers.")
     if note:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,9 +22,11 @@ from ..types import (
     CLASS_LABELS,
     CellEvent,
     CellResult,
+    FollowUp,
     GenerationParams,
     ModelSpec,
     Prompt,
+    turn_cell_id,
     variant_tag,
 )
 from .exports import SessionFiles
@@ -123,6 +126,45 @@ class Session:
             self.runs, list(prompts), columns, notes=list(notes or []), tag=tag, repeats=repeats, variants=variants
         )
         return self.run
+
+    def conversation_turns(self, run: RunView) -> dict[str, list[CellResult]]:
+        """The conversations of `run`'s cells (whole answers, overrides applied), by first-turn id."""
+        from ..followups import conversations
+
+        firsts = set(run.first_ids())
+        mine = (self.effective(self.files.whole(r)) for r in self.results.values() if r.conversation in firsts)
+        return conversations(mine)
+
+    def begin_follow_up(self, prev: RunView, follow_ups: Sequence[FollowUp], said: str) -> RunView:
+        """A follow-up run over `prev`'s grid: the cells followed up on ask their next
+        turn (their earlier turns collapsed above it); the others are shown as they were."""
+        turns = self.conversation_turns(prev)
+        self.runs += 1
+        run = RunView(
+            self.runs, list(prev.prompts), list(prev.model_labels), tag=prev.tag, repeats=prev.repeats,
+            variants=dict(prev.variants),
+        )  # fmt: skip
+        run.specs, run.params, run.judge, run.follow_up = prev.specs, prev.params, prev.judge, said
+        asked = {(f.row_id, f.model, f.repeat): f for f in follow_ups}
+        for first in list(run.order):
+            base = run.cells[first]
+            conversation = turns.get(first, [])
+            follow = asked.get((base.row_id, base.model, base.repeat))
+            if follow is not None:
+                cell = CellView(turn_cell_id(first, follow.turn), base.row_id, base.model, base.repeat)
+                cell.turn, cell.said = follow.turn, follow.text
+                run.carry(base, cell, conversation[: follow.turn - 1])
+            elif conversation:
+                last = conversation[-1]
+                cell = CellView(last.cell_id, base.row_id, base.model, base.repeat, started=True, result=last)
+                cell.turn, cell.said, cell.carried = last.turn, last.follow_up, True
+                cell.text, cell.thoughts = last.response, last.reasoning
+                run.carry(base, cell, conversation[:-1])
+            else:  # never finished (stopped): nothing to follow up, shown as it was
+                base.stopped = base.carried = True
+                run.n_carried += 1
+        self.run = run
+        return run
 
     def apply(self, event: CellEvent) -> None:
         """Fold one engine event into the live view and the session results."""
@@ -250,7 +292,8 @@ class Session:
                 continue
             variant = variant_of(r)
             label = f"{r.row_id} · {self.labels.get(variant, self.labels.get(r.model, r.model))}"
-            out.append((label + (f" #{r.repeat + 1}" if r.repeat else ""), cid))
+            label += f" #{r.repeat + 1}" if r.repeat else ""
+            out.append((label + (f" · turn {r.turn}" if r.turn > 1 else ""), cid))
         return out
 
     # -- variants -------------------------------------------------------------------

@@ -43,12 +43,14 @@ class SetupHandlers(PlaygroundBase):
             setup.focus,
             setup.system,
             setup.reasoning_effort,
+            setup.follow_up,
         )
 
     def share_link(
         self, models, split, categories, n, seed, base, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: Any = None, top_p: Any = None,
         max_tokens: Any = None, repeats: Any = None, focus: bool | None = None, reasoning_effort: Any = None,
+        follow_up: Any = None,
     ) -> str:  # fmt: skip
         """The page's set-up as a link. A custom system prompt goes in as text (its
         preset is then left out), capped as in the form; a custom endpoint never goes
@@ -71,7 +73,7 @@ class SetupHandlers(PlaygroundBase):
                 temperature=number(temperature), top_p=number(top_p),
                 max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
                 repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus), system=system,
-                reasoning_effort=str(reasoning_effort or "") or None,
+                reasoning_effort=str(reasoning_effort or "") or None, follow_up=str(follow_up or "") or None,
             )  # fmt: skip
         except (TypeError, ValueError, OverflowError):
             return base or "/"

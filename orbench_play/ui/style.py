@@ -124,6 +124,15 @@ CSS = """
 #comparison .cv-refusal{background:#fee2e2;color:#991b1b}
 #comparison .cv-split{background:#fde68a;color:#78350f}
 #gen_hint{font-size:12px;color:#b45309}
+#grid .fu{display:flex;flex-wrap:wrap;gap:3px;margin-top:6px;font-size:12px}
+#grid .fu select,#grid .fu input{min-width:0;flex:1 1 100%;font-size:12px;padding:1px 3px;border:1px solid var(--border-color-primary);border-radius:4px;background:var(--background-fill-primary)}
+#grid .fu-send{font-size:12px;padding:1px 8px;border-radius:4px;border:1px solid var(--border-color-primary);background:var(--background-fill-secondary);cursor:pointer}
+#grid .turns{margin:0 0 4px;font-size:12px;color:var(--body-text-color-subdued)}
+#grid .turns summary{cursor:pointer;font-style:italic}
+#grid .turn{border-left:2px solid var(--border-color-primary);padding-left:4px;margin:3px 0}
+#grid .turn-resp{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
+#grid .turn-verdict{font-size:11px;font-weight:600}
+#grid .said{font-size:12px;font-style:italic;margin:0 0 3px;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
 /* A phone: a narrower prompt column, so the first model's column shows whole beside it. */
 @media (max-width:640px){
 #grid col.prompt-col,#grid th.prompt-col{width:110px!important}
