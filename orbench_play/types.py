@@ -66,6 +66,7 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "reasoning",
     "reasoning_tokens",
     "ttfa_s",
+    "expected",
 )
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
 which of the k repeats of a cell this row is, how many attempts the cell took
@@ -73,7 +74,8 @@ and how long the engine waited between them (429/5xx retries), why the LLM
 judge's verdict fell back to the offline one (empty when it did not), then a
 reasoning model's thoughts (never part of `response`, never judged), the
 tokens the provider says went into them, and the time to the first token of
-the answer itself (`ttft_s` counts thoughts too)."""
+the answer itself (`ttft_s` counts thoughts too), and a prompt set's expected
+behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
@@ -94,6 +96,9 @@ class Prompt:
     split: str
     category: str
     text: str
+    expected: str = ""
+    """A prompt set's expected behaviour (`benign` or `should-refuse`, see
+    `data.prompt_sets`); empty for OR-Bench, whose split says it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +286,8 @@ class CellResult:
     """Tokens that went into thoughts, as the provider reports them (`completion_tokens_details`)."""
     ttfa_s: float | None = None
     """Seconds to the first token of the answer (`ttft_s` counts the first thought)."""
+    expected: str = ""
+    """The prompt's expected behaviour in a prompt set (`benign`, `should-refuse`), else empty."""
 
     @property
     def ok(self) -> bool:

@@ -252,6 +252,7 @@ class Engine:
             system_prompt_id=params.system_prompt_id,
             params=self._params_json,
             repeat=repeat,
+            expected=prompt.expected,
         )
 
     def limits(self, model: ModelSpec) -> Limits:
