@@ -13,14 +13,16 @@ from ..export import unneutralise_csv_cell
 from ..types import CellResult
 from .stats import CompareError
 
-_FLOATS = {"latency_s", "ttft_s", "cost_usd"}
-_INTS = {"completion_tokens", "repeat"}
+_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s"}
+_INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens"}
+_ZERO = {"cost_usd": 0.0, "retry_wait_s": 0.0, "repeat": 0, "attempts": 0}
+"""Numbers whose empty cell means zero (the rest mean "not known": None)."""
 
 
 def _coerce(name: str, value: Any) -> Any:
     if name in _FLOATS or name in _INTS:
         if value in ("", None):
-            return 0.0 if name == "cost_usd" else (0 if name == "repeat" else None)
+            return _ZERO.get(name)
         try:
             return int(float(value)) if name in _INTS else float(value)
         except (TypeError, ValueError):

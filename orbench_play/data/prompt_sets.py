@@ -157,17 +157,18 @@ def _local_source(text: str) -> PromptSource | None:
 # --- reading ------------------------------------------------------------------
 
 
-def _hub_guard(source: PromptSource) -> None:
-    """Fail in seconds, in one sentence, when the Hub cannot be asked."""
+def hub_guard(what: str) -> None:
+    """Fail in seconds, in one sentence, when the Hub cannot be asked for `what`
+    ("prompt set owner/name"): HF_HUB_OFFLINE at once, an unreachable
+    HF_ENDPOINT within the probe's two seconds."""
     if hub_offline():
         raise DataError(
-            f"Prompt set {source.text} is on the Hugging Face Hub and HF_HUB_OFFLINE is set; "
+            f"{what[0].upper() + what[1:]} is on the Hugging Face Hub and HF_HUB_OFFLINE is set; "
             "use a local file or folder, or unset HF_HUB_OFFLINE and connect to the internet."
         )
     if not _hub_reachable():
         raise DataError(
-            f"Could not reach the Hugging Face Hub for prompt set {source.text}; "
-            "use a local file or folder, or connect to the internet."
+            f"Could not reach the Hugging Face Hub for {what}; use a local file or folder, or connect to the internet."
         )
 
 
@@ -183,7 +184,7 @@ def _open(source: PromptSource) -> Any:
     """The set as an iterable of row dicts (a streaming `IterableDataset`, or an
     on-disk `Dataset` for a `save_to_disk` folder, which is memory-mapped)."""
     if source.kind == "hub":
-        _hub_guard(source)
+        hub_guard(f"prompt set {source.text}")
     datasets = _quiet_datasets()
     try:
         if source.kind == "file":
