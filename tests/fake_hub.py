@@ -52,7 +52,7 @@ def _oid(content: bytes) -> str:
 
 
 class FakeHub:
-    def __init__(self, token: str = "hf_fake_write_token") -> None:
+    def __init__(self, token: str) -> None:
         self.token = token
         self.repos: dict[str, Repo] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []

@@ -168,8 +168,8 @@ def test_publish_to_the_hub_then_compare_the_hub_id_and_the_token_leaks_nowhere(
     assert anonymous.returncode == 2 and anonymous.stderr.count("\n") == 1
     assert "could not read the published session me/sess" in anonymous.stderr
 
-    for done in (done, compared, against, anonymous):
-        assert hub.token not in done.stdout + done.stderr
+    for proc in (done, compared, against, anonymous):
+        assert hub.token not in proc.stdout + proc.stderr
     for root in (tmp_path / "hf-home", tmp_path / "cache", tmp_path / "out"):
         assert files_containing(root, hub.token) == []
 
