@@ -199,3 +199,21 @@ def test_run_prompts_of_a_hub_id_served_by_the_fake_hub(hub, tmp_path, fake):
     assert len(got) == 4 and {r["split"] for r in got} == {"custom:someone/prompts"}
     assert {(r["category"], r["expected"]) for r in got} == {("t0", "should-refuse"), ("t1", "benign")}
     assert any("/datasets/someone/prompts/resolve/" in p for p in hub.paths())
+
+
+def test_published_sessions_join_the_plot_labelled_with_intervals_beside_the_grey_paper(tmp_path):
+    from orbench_play.publish import PublishError, published_scores
+    from orbench_play.scoring import load_paper_results
+    from orbench_play.ui import plot_view
+
+    folder = write_folder(results(), tmp_path / "theirs")
+    scores, names = published_scores([str(folder)])
+    assert [s.model for s in scores] == ["A (theirs)", "B · safety · T=0.7 (theirs)"]
+    assert names == {s.model: str(folder) for s in scores}
+    paper = [tuple(row) for row in load_paper_results().itertuples(index=False)]
+    svg = plot_view.render_plot(scores, paper, published=names)
+    assert svg.count('class="paper"') == 32  # the paper's models stay grey
+    assert svg.count(f'data-published="{folder}"') == 2 and svg.count('class="ebar"') == 4
+    assert "A (theirs)" in svg
+    with pytest.raises(PublishError, match="in public mode a published session must be a Hub id"):
+        published_scores([str(folder)], allow_local=False)

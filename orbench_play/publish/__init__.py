@@ -15,7 +15,17 @@ when used.
 """
 
 from .card import card_text, session_metadata
-from .folder import COLUMN_TYPES, PublishError, is_published_session, load_session, read_any, write_folder, zip_folder
+from .folder import (
+    COLUMN_TYPES,
+    PublishError,
+    is_published_session,
+    load_session,
+    published_scores,
+    read_any,
+    source_name,
+    write_folder,
+    zip_folder,
+)
 from .hub import publish_to_hub
 
 __all__ = [
@@ -25,8 +35,10 @@ __all__ = [
     "is_published_session",
     "load_session",
     "publish_to_hub",
+    "published_scores",
     "read_any",
     "session_metadata",
+    "source_name",
     "write_folder",
     "zip_folder",
 ]

@@ -104,22 +104,25 @@ def looks_like_hub_id(text: str) -> bool:
     return bool(_HUB_ID.match(text)) and not Path(text).exists()
 
 
-def load_session(source: str, *, token: str | None = None) -> list[CellResult]:
-    """A published session (a dataset folder, or a Hub id `owner/name`) as results."""
+def load_session(source: str, *, token: str | None = None, allow_local: bool = True) -> list[CellResult]:
+    """A published session (a dataset folder, or a Hub id `owner/name`) as results.
+    With `allow_local=False` (public mode) only Hub ids, and the file system is not looked at."""
     import datasets
 
     datasets.logging.set_verbosity_error()
     datasets.disable_progress_bars()
+    if not allow_local and not _HUB_ID.match(source):
+        raise PublishError(f"{source!r}: in public mode a published session must be a Hub id (owner/name).")
     local = Path(source).expanduser()
-    if not local.is_dir():
-        if not looks_like_hub_id(source):
+    if not allow_local or not local.is_dir():
+        if allow_local and not looks_like_hub_id(source):
             raise PublishError(f"{source} is neither a results file, a dataset folder nor a Hub id (owner/name).")
         try:
             hub_guard(f"the published session {source}")
         except DataError as exc:
             raise PublishError(str(exc)) from None
     try:
-        if local.is_dir():
+        if allow_local and local.is_dir():
             rows = datasets.load_dataset(str(local), split="train", streaming=True)
         else:
             rows = datasets.load_dataset(source, split="train", streaming=True, token=token or None)
@@ -161,3 +164,34 @@ def read_any(source: str, *, token: str | None = None) -> list[CellResult]:
     if path.is_file():
         return load_results(path)
     return load_session(source, token=token)
+
+
+def source_name(source: str) -> str:
+    """How a published session is named beside its variants: the Hub id, or the folder's name."""
+    path = Path(source).expanduser()
+    return path.name if path.is_dir() else source.strip()
+
+
+def published_scores(sources: Sequence[str], *, token: str | None = None, allow_local: bool = True):
+    """Scores of other people's published sessions, one per variant, named
+    `variant (source)`, for the plot beside the paper's models; and a map of
+    each name to its source. In public mode (`allow_local=False`) only Hub ids."""
+    from ..prompts import variant_of
+    from ..scoring import score_results
+
+    scores = []
+    names: dict[str, str] = {}
+    for source in sources:
+        source = source.strip()
+        if not source:
+            continue
+        results = load_session(source, token=token, allow_local=allow_local)
+        label = source_name(source) if allow_local else source
+
+        def named(result: CellResult, label: str = label) -> str:
+            return f"{variant_of(result)} ({label})"
+
+        for s in score_results(results, key=named):
+            scores.append(s)
+            names[s.model] = source
+    return scores, names
