@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..data import DataError
+from ..data import DataError, hub_offline
 from ..data.prompt_sets import hub_guard
 from ..types import CellResult
 from .folder import PublishError, write_folder
@@ -47,6 +47,11 @@ def publish_to_hub(
     if not token or not token.strip():
         raise PublishError("publishing to the Hub needs a token with write access (HF_TOKEN or --token).")
     token = token.strip()
+    if hub_offline():
+        raise PublishError(
+            f"could not publish {repo_id}: HF_HUB_OFFLINE is set; unset it and connect to the internet, "
+            "or write a dataset folder instead (--to-folder)."
+        )
     try:
         hub_guard(f"publishing {repo_id}")
     except DataError as exc:

@@ -14,7 +14,7 @@ import gradio as gr
 from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES, REASONING_EFFORTS
-from . import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from . import compare_view, dataset_panel, grid_view, plot_view, safe_html, scoreboard_view, style
 from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .forms import repeat_hint
@@ -255,6 +255,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     info="The offline classifier, OR-Bench's paper judge (needs its API key) or a model as judge.",
                 )  # fmt: skip
                 gen = _generation_settings(pg)
+                prompt_set = dataset_panel.prompt_set_panel()
                 with gr.Accordion("Custom prompt", open=False):
                     custom_prompt = gr.Textbox(
                         label="Your prompt", lines=3, max_lines=12, elem_id="custom_prompt",
@@ -280,6 +281,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 # Not labelled "plot": Gradio's translations have a "plot" group, and a label is looked up there.
                 plot = gr.HTML(plot_view.render_plot([], pg.paper), label="paper axes", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
+        dataset_panel.session_dataset_panel(state, plot, pg.plot_now)
         with gr.Row():
             # Disabled, and saying so, until the session has results (`exports.download_update`).
             csv_btn = gr.DownloadButton(CSV_LABEL + WAITING, value=None, interactive=False, elem_id="download_csv")
@@ -306,7 +308,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
         # The page's buttons also send the reasoning effort; the API endpoints keep their inputs
         # (a raw HTTP caller sends every input, so a new one would break it), and run at the provider's.
-        page_run_inputs = [*run_inputs, gen.reasoning_effort]
+        page_run_inputs = [*run_inputs, gen.reasoning_effort, *prompt_set.run_inputs]
         page_prompt_inputs = [*prompt_inputs, gen.reasoning_effort]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]
