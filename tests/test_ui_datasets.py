@@ -65,6 +65,7 @@ async def test_a_run_of_a_prompt_set_alone_scores_it_apart(ran):
     assert len(results) == 4 and {r.split for r in results} == {"custom:mine.csv"}
     assert {r.category for r in results} == {"tech", "ops"}
     board, plot = pg._score_outputs(sess)
+    assert "over-refusal (mine.csv)" in board and "refusal (mine.csv)" in board
     assert "data-published" not in plot
 
 
@@ -84,9 +85,9 @@ async def test_the_session_downloads_as_a_dataset_folder(ran, tmp_path):
 
 
 async def test_published_sessions_show_on_the_plot(ran, tmp_path):
-    from orbench_play.publish import write_folder
-
     from test_publish import results as or_bench_results
+
+    from orbench_play.publish import write_folder
 
     pg, sess = ran
     # The session's own prompt-set rates are never on the paper's axes; an OR-Bench session is.

@@ -87,6 +87,9 @@ def render_scoreboard(
     flips = any(s.flip_rate is not None for s in scores)
     broad = any(s.over_refusal_80k is not None for s in scores)
     custom = any(s.unscored for s in scores)
+    from ..scoring import custom_rate_label
+
+    own = list(dict.fromkeys(key for s in scores for key in s.custom))  # prompt sets: rates of their own
     rows = []
     for s in scores:
         flip = ""
@@ -102,7 +105,8 @@ def render_scoreboard(
             f"{_rate_cell(s.over_refusal_hard_1k, 'or-hard')}"
             + (_rate_cell(s.over_refusal_80k, "or-80k") if broad else "")
             + f"{_rate_cell(s.toxic_refusal, 'tox')}{_mini_cell(s)}{flip}"
-            f'<td class="scored">{s.answered}</td>'
+            + "".join(_rate_cell(s.custom.get(key), "own") for key in own)
+            + f'<td class="scored">{s.answered}</td>'
             + (f'<td class="unscored">{s.unscored}</td>' if custom else "")
             + f'<td class="errors">{s.errors}</td></tr>'
         )
@@ -125,6 +129,11 @@ def render_scoreboard(
         head += (
             '<th title="prompts whose repeated answers were not all refusals or all answers, '
             'of the prompts asked at least twice">Flip rate ↓</th>'
+        )
+    for key in own:
+        head += (
+            f'<th class="own" data-rate="{attr(key)}" title="refusals on your prompt set {attr(key)}; '
+            f"never pooled with OR-Bench's rates, never on the paper's axes\">{safe_text(custom_rate_label(key))}</th>"
         )
     head += '<th title="answers that entered a rate (hard-1k, 80k, toxic)">Scored</th>'
     if custom:
