@@ -255,7 +255,6 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     info="The offline classifier, OR-Bench's paper judge (needs its API key) or a model as judge.",
                 )  # fmt: skip
                 gen = _generation_settings(pg)
-                prompt_set = dataset_panel.prompt_set_panel()
                 with gr.Accordion("Custom prompt", open=False):
                     custom_prompt = gr.Textbox(
                         label="Your prompt", lines=3, max_lines=12, elem_id="custom_prompt",
@@ -281,6 +280,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 # Not labelled "plot": Gradio's translations have a "plot" group, and a label is looked up there.
                 plot = gr.HTML(plot_view.render_plot([], pg.paper), label="paper axes", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
+        # Below the fold, so the first screen (and the README's pictures) stay as they were.
+        prompt_set = dataset_panel.prompt_set_panel()
         dataset_panel.session_dataset_panel(state, plot, pg.plot_now)
         with gr.Row():
             # Disabled, and saying so, until the session has results (`exports.download_update`).
