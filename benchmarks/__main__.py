@@ -20,6 +20,7 @@ from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
     "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "replicas", "local", "verdicts",
+    "prompt_sets",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -33,6 +34,7 @@ UNITS = {
     "replicas": "s",
     "local": "x",
     "verdicts": "verdicts/s",
+    "prompt_sets": "s",
 }
 
 
@@ -46,6 +48,7 @@ MODULES = {
     "replicas": "replicas",
     "local": "local",
     "verdicts": "verdicts_bench",
+    "prompt_sets": "prompt_sets",
 }
 """Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
 
