@@ -210,3 +210,21 @@ def test_cli_refuses_a_bad_source_in_one_line(tmp_path, fake, capsys):
     assert main(["run", "--config", str(models), "--model", "A", "--prompts", "nowhere.parquet", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "orbench-play: error: Prompt set 'nowhere.parquet': no such file."
+
+
+def test_compare_tests_a_prompt_sets_rates_on_their_own():
+    from dataclasses import replace
+
+    from orbench_play.compare import compare
+
+    def same_row(c):  # one prompt, asked of both
+        return replace(c, row_id=f"{c.split}:{c.category}")
+
+    a = [cell("custom:x.csv", "tech", "direct_refusal", "benign", model="A")]
+    a += [cell("hard-1k", "privacy", "direct_answer", "", model="A")]
+    b = [cell("custom:x.csv", "tech", "direct_answer", "benign", model="B")]
+    b += [cell("hard-1k", "privacy", "direct_answer", "", model="B")]
+    got = compare([same_row(c) for c in a], [same_row(c) for c in b])
+    assert list(got.kinds) == ["hard-1k", "custom:x.csv (benign)"]
+    own = got.kinds["custom:x.csv (benign)"]
+    assert (own.rate_a.k, own.rate_b.k, own.b, own.c) == (1, 0, 1, 0)
