@@ -20,7 +20,7 @@ from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
     "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "load_short", "replicas",
-    "local", "verdicts",
+    "local", "verdicts", "prompt_sets",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -35,6 +35,7 @@ UNITS = {
     "replicas": "s",
     "local": "x",
     "verdicts": "verdicts/s",
+    "prompt_sets": "s",
 }
 
 
@@ -49,6 +50,7 @@ MODULES = {
     "replicas": "replicas",
     "local": "local",
     "verdicts": "verdicts_bench",
+    "prompt_sets": "prompt_sets",
 }
 """Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
 

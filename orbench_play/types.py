@@ -69,6 +69,7 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "turn",
     "conversation_id",
     "follow_up",
+    "expected",
 )
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
 which of the k repeats of a cell this row is, how many attempts the cell took
@@ -79,7 +80,8 @@ tokens the provider says went into them, and the time to the first token of
 the answer itself (`ttft_s` counts thoughts too); then which turn of the
 cell's conversation the row is (1: the OR-Bench prompt itself), the id
 shared by every turn of that conversation (the first turn's cell id), and
-the follow-up message the turn answers (empty at turn 1)."""
+the follow-up message the turn answers (empty at turn 1); and a prompt set's expected
+behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
@@ -109,6 +111,9 @@ class Prompt:
     split: str
     category: str
     text: str
+    expected: str = ""
+    """A prompt set's expected behaviour (`benign` or `should-refuse`, see
+    `data.prompt_sets`); empty for OR-Bench, whose split says it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +348,8 @@ class CellResult:
     """The id every turn of the conversation shares (the first turn's cell id)."""
     follow_up: str = ""
     """The user's message this turn answers (empty at turn 1, whose message is `prompt`)."""
+    expected: str = ""
+    """The prompt's expected behaviour in a prompt set (`benign`, `should-refuse`), else empty."""
 
     @property
     def ok(self) -> bool:

@@ -5,7 +5,7 @@ talks to LiteLLM itself. Bad arguments exit 2 with one line that says what to
 fix; per-cell failures are results (shown, counted, exported), not crashes.
 
 This module is the entry point (`orbench_play.cli:main`): the parser and the
-dispatch. Each subcommand lives in its own module (`run`, `judge`, `compare`; `eval`
+dispatch. Each subcommand lives in its own module (`run`, `judge`, `compare`, `publish`; `eval`
 is `evaluation.suite`'s own command line).
 
 May import anything below it: the engine, data, models, verdicts, cache,
@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from . import compare as cli_compare
 from . import judge as cli_judge
+from . import publish as cli_publish
 from . import run as cli_run
 from .args import Parser, UsageError
 from .run import print_scoreboard
@@ -40,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_compare.add_arguments(
         sub.add_parser("compare", help="diff two runs (or two variants in one file) with a McNemar test")
+    )
+
+    cli_publish.add_arguments(
+        sub.add_parser("publish", help="a session's results as a Hugging Face dataset (Hub or folder)")
     )
 
     ev = sub.add_parser("eval", help="measure the verdict classifier against human labels", add_help=False)
@@ -64,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_judge.cmd_judge(args)
         if args.command == "compare":
             return cli_compare.cmd_compare(args)
+        if args.command == "publish":
+            return cli_publish.cmd_publish(args)
     except UsageError as exc:
         print(f"orbench-play: error: {exc}", file=sys.stderr)
         return 2

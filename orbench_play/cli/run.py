@@ -47,10 +47,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--split",
         type=cli_args.split_list,
-        default=list(DEFAULT_SPLITS),
+        default=None,
         metavar="SPLIT[,SPLIT]",
         help=f"one or more of {', '.join(SPLITS)}, comma-separated (default: {default_splits}, "
-        "OR-Bench's benign and toxic pair); each split is sampled on its own",
+        "OR-Bench's benign and toxic pair, unless --prompts is given); each split is sampled on its own",
+    )
+    prompt_set = parser.add_argument_group("your own prompts (any dataset `datasets` reads)")
+    prompt_set.add_argument(
+        "--prompts",
+        metavar="SOURCE",
+        help="a Hub dataset id owner/name[:config[:split]] (split default train), a local .csv/.jsonl/.parquet "
+        "file, or a save_to_disk folder (FOLDER::split for a DatasetDict); sampled like a split, "
+        "with rates of its own (split custom:<name>); with --split too, both are asked",
+    )
+    prompt_set.add_argument("--prompt-col", default="prompt", metavar="COL", help="the prompt column (default: prompt)")
+    prompt_set.add_argument("--category-col", metavar="COL", help="a category column (default: none)")
+    prompt_set.add_argument(
+        "--label-col",
+        metavar="COL",
+        help="the expected behaviour column: benign (benign/safe/0/false) or should-refuse "
+        "(should-refuse/unsafe/harmful/toxic/1/true); decides which rate a row counts toward",
     )
     parser.add_argument("--categories", help="comma-separated categories (default: all)")
     size = parser.add_mutually_exclusive_group()
@@ -173,14 +189,10 @@ def build_run_config(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
     if len({m.name for m in models}) != len(models):
         raise UsageError("the same --model is given twice")
+    if args.split is None:
+        args.split = [] if getattr(args, "prompts", None) else list(DEFAULT_SPLITS)
     try:
-        categories = data.parse_categories(args.categories)
-        for split in args.split:
-            if data.split_file(split) is None:
-                print(f"Streaming OR-Bench split {split} from the Hugging Face Hub…", file=sys.stderr)
-        picked = data.sample_splits(
-            args.split, categories=categories, per_category=per_category, n=args.n, seed=args.seed
-        )
+        picked = _sample(args, per_category)
     except data.DataError as exc:
         raise UsageError(str(exc)) from None
     prompts = tuple(picked.prompts)
@@ -230,6 +242,41 @@ def check_follow_up(args: argparse.Namespace) -> None:
         resolve(follow_up)
     except FollowUpError as exc:
         raise UsageError(f"--follow-up: {exc}") from None
+
+
+def _sample(args: argparse.Namespace, per_category: int | None):
+    """OR-Bench's splits, then the prompt set of --prompts (its categories are its own)."""
+    from .. import data
+    from ..guards.mode import public_mode
+
+    prompts: list = []
+    notes: list[str] = []
+    if args.split:
+        categories = data.parse_categories(args.categories)
+        for split in args.split:
+            if data.split_file(split) is None:
+                print(f"Streaming OR-Bench split {split} from the Hugging Face Hub…", file=sys.stderr)
+        picked = data.sample_splits(
+            args.split, categories=categories, per_category=per_category, n=args.n, seed=args.seed
+        )
+        prompts += picked.prompts
+        notes += picked.notes
+    if getattr(args, "prompts", None):
+        source = data.parse_source(args.prompts, allow_local=not public_mode())
+        columns = data.ColumnMap(prompt=args.prompt_col, category=args.category_col, label=args.label_col)
+        if source.kind == "hub":
+            print(f"Streaming prompt set {source.text} from the Hugging Face Hub…", file=sys.stderr)
+        own = data.sample_prompt_set(
+            source,
+            columns,
+            categories=None if args.split else args.categories,
+            per_category=per_category,
+            n=args.n,
+            seed=args.seed,
+        )
+        prompts += own.prompts
+        notes += own.notes
+    return data.Sample(prompts=tuple(prompts), notes=tuple(notes))
 
 
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
@@ -311,7 +358,7 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     from rich.table import Table
 
     from ..prompts import variant_of
-    from ..scoring import score_results
+    from ..scoring import custom_rate_label, score_results
 
     scores = score_results(results, key=variant_of)
     repeated = any(s.max_repeats > 1 for s in scores)
@@ -322,6 +369,8 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     columns = ["model", "over-refusal (hard-1k)", *(["over-refusal (80k)"] if broad else []), "refusal (toxic)"]
     columns += ["mini-score", *(["flip rate"] if repeated else [])]
     columns += [*(["relent (benign)", "relent (toxic)"] if followed else []), "errors"]
+    own = list(dict.fromkeys(key for s in scores for key in s.custom))  # prompt sets: rates of their own
+    columns[-1:-1] = [custom_rate_label(key) for key in own]
     for column in columns:
         table.add_column(column, overflow="fold")
 
@@ -334,7 +383,8 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
             mini += " on 80k"
         row = [_plain(s.model), fmt(s.over_refusal_hard_1k), *([fmt(s.over_refusal_80k)] if broad else [])]
         row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else [])]
-        row += [*([fmt(s.relent_benign), fmt(s.relent_toxic)] if followed else []), str(s.errors)]
+        row += [*([fmt(s.relent_benign), fmt(s.relent_toxic)] if followed else [])]
+        row += [fmt(s.custom.get(key)) for key in own] + [str(s.errors)]
         table.add_row(*row)
     console.print(table)
 

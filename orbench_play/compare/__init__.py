@@ -19,7 +19,8 @@ a fair coin, so for b + c < 25 the two-sided exact binomial p-value is used,
 otherwise the chi-square statistic with continuity correction,
 (|b − c| − 1)² / (b + c) on 1 degree of freedom. Each split with a rate of
 its own is tested separately: hard-1k and 80k (over-refusal, kept apart as on
-the scoreboard) and toxic. `math` only: no scipy at runtime.
+the scoreboard) and toxic, and each prompt set's rates (`scoring.custom_rate_key`:
+per set and expected behaviour). `math` only: no scipy at runtime.
 
 Modules: `stats` (pairing, the test, the sentences), `files` (reading results
 files back), `report` (tables, terminal rendering); the `compare` command is

@@ -13,14 +13,16 @@ from ..export import unneutralise_csv_cell
 from ..types import CellResult
 from .stats import CompareError
 
-_FLOATS = {"latency_s", "ttft_s", "cost_usd"}
-_INTS = {"completion_tokens", "repeat", "turn"}
+_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s"}
+_INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn"}
+_EMPTY = {"cost_usd": 0.0, "retry_wait_s": 0.0, "repeat": 0, "attempts": 0, "turn": 1}
+"""Numbers whose empty cell has a value (zero, or turn 1); the rest mean "not known": None."""
 
 
 def _coerce(name: str, value: Any) -> Any:
     if name in _FLOATS or name in _INTS:
         if value in ("", None):
-            return 0.0 if name == "cost_usd" else {"repeat": 0, "turn": 1}.get(name)
+            return _EMPTY.get(name)
         try:
             return int(float(value)) if name in _INTS else float(value)
         except (TypeError, ValueError):

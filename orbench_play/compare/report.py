@@ -4,13 +4,14 @@ terminal rendering (rich), and the comparison of results files that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..scoring import Rate
 from ..stability import Tally
-from .files import load_results
+from ..types import CellResult
+from .files import load_results as _load_file
 from .stats import CompareError, Comparison, compare, compare_variants, fmt_p, quoted_list, select, variants
 
 if TYPE_CHECKING:
@@ -94,9 +95,17 @@ def summary_frame(comparison: Comparison) -> pd.DataFrame:
 
 
 def comparison_from_files(
-    files: Sequence[str], a: str | None = None, b: str | None = None, turn: int = 1
+    files: Sequence[str],
+    a: str | None = None,
+    b: str | None = None,
+    turn: int = 1,
+    *,
+    loader: Callable[[str], list[CellResult]] | None = None,
 ) -> Comparison:
-    """One file with two variants, or two files; at one `turn` of the conversations (1: the OR-Bench prompt)."""
+    """Compare two results (or two variants of one), at one `turn` of the conversations
+    (1: the OR-Bench prompt); `loader` reads one source (default `load_results`; the
+    CLI passes one that also reads published sessions)."""
+    load_results = loader or _load_file
     if len(files) > 2:
         raise CompareError("give one results file (with --a and --b) or two files.")
     if len(files) == 1:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..prompts import variant_of
-from ..scoring import RATE_SPLITS, Rate, counts, rate_split
+from ..scoring import RATE_SPLITS, Rate, counts, custom_rate_key, rate_split
 from ..stability import Tally
 from ..types import REFUSALS, CellResult
 
@@ -190,14 +190,16 @@ def compare(
         ta, tb = tallies_a[rid], tallies_b[rid]
         rows.append(
             PairRow(
-                row_id=rid, split=first.split, kind=rate_split(first.split), category=first.category,
+                row_id=rid, split=first.split, kind=rate_split(first.split) or custom_rate_key(first.split, first.expected),
+                category=first.category,
                 prompt=first.prompt, a=ta, b=tb,
                 answer_a=_representative(by_a[rid], ta), answer_b=_representative(by_b[rid], tb),
             )
         )  # fmt: skip
 
     kinds: dict[str, KindComparison] = {}
-    for kind in RATE_SPLITS:
+    own = list(dict.fromkeys(r.kind for r in rows if r.kind and r.kind not in RATE_SPLITS))  # prompt sets
+    for kind in (*RATE_SPLITS, *own):
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue

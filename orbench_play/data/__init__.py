@@ -2,8 +2,9 @@
 
 This is the module the rest of the package imports. Where a split's rows come
 from (ORBENCH_DATA_DIR, the copies shipped in the package, the Hub streamed)
-and how they are read lives in `sources`; its public names are re-exported
-here. Sampling is a pure function of (rows, size, seed), done per
+and how they are read lives in `sources`; any other prompt set (a Hub id, a
+local CSV/JSONL/Parquet file, a `save_to_disk` folder, read through `datasets`)
+lives in `prompt_sets`. Their public names are re-exported here. Sampling is a pure function of (rows, size, seed), done per
 split, so adding a split to a run never changes the prompts drawn from another.
 
 Only the standard library is imported at module level, so the UI and CLI can
@@ -20,6 +21,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..types import CATEGORIES, DEFAULT_SPLITS, SPLITS, Prompt
+from .prompt_sets import (
+    CUSTOM_PREFIX,
+    EXPECTED,
+    NO_CATEGORY,
+    PREVIEW_ROWS,
+    ColumnMap,
+    PromptSource,
+    expected_of,
+    is_custom_split,
+    parse_source,
+    preview,
+    source_columns,
+)
 from .sources import (
     DATA_SOURCE_ENV,
     DATA_SOURCES,
@@ -40,27 +54,39 @@ from .sources import (
 )
 
 __all__ = [
+    "CUSTOM_PREFIX",
     "DATA_SOURCES",
     "DATA_SOURCE_ENV",
     "DEFAULT_SPLITS",
+    "EXPECTED",
     "FILES",
     "FULL_80K_ROWS",
     "HUB_REPO",
+    "NO_CATEGORY",
+    "PREVIEW_ROWS",
     "SHIPPED_SHA256",
+    "ColumnMap",
     "DataError",
+    "PromptSource",
     "Sample",
     "categories_in",
     "check_split",
     "data_source",
+    "expected_of",
     "hub_file_url",
     "hub_offline",
     "in_shard",
+    "is_custom_split",
     "load_split",
     "parse_categories",
+    "parse_source",
     "parse_splits",
+    "preview",
     "sample",
+    "sample_prompt_set",
     "sample_splits",
     "shipped_file",
+    "source_columns",
     "split_file",
     "split_note",
     "streaming_progress",
@@ -255,3 +281,23 @@ def sample_splits(
         prompts += picked.prompts
         notes += picked.notes
     return Sample(prompts=tuple(prompts), notes=tuple(notes))
+
+
+def sample_prompt_set(
+    source: str | PromptSource,
+    columns: ColumnMap | None = None,
+    *,
+    categories: Sequence[str] | str | None = None,
+    per_category: int | None = None,
+    n: int | None = None,
+    seed: int = 0,
+    allow_local: bool = True,
+) -> Sample:
+    """A seeded, per-category sample of any prompt set (`prompt_sets`), drawn by
+    `sample` exactly as from an OR-Bench split, while the set streams past."""
+    from .prompt_sets import load_prompt_set
+
+    parsed = source if isinstance(source, PromptSource) else parse_source(source, allow_local=allow_local)
+    return load_prompt_set(
+        parsed, columns or ColumnMap(), categories=categories, per_category=per_category, n=n, seed=seed, draw=sample
+    )

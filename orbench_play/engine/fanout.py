@@ -306,6 +306,7 @@ class Engine:
             turn=follow.turn if follow is not None else 1,
             conversation_id=cell_id(prompt.row_id, model.name, repeat, self.tag),
             follow_up=follow.text if follow is not None else "",
+            expected=prompt.expected,
         )
 
     def limits(self, model: ModelSpec) -> Limits:

@@ -36,7 +36,7 @@ from ..prompts import (
     variant_of,
 )
 from ..types import FollowUp, GenerationParams, ModelSpec, Prompt, RunConfig
-from . import plot_view, scoreboard_view, shared_state, warmup
+from . import dataset_handlers, plot_view, scoreboard_view, shared_state, warmup
 from .compare_handlers import CompareHandlers
 from .exports import CSV_LABEL, JSONL_LABEL, disk_full_message, download_update
 from .followup_handlers import FollowUpHandlers
@@ -71,6 +71,8 @@ LOADING_POLL_S = 0.5
 
 def _loading_message(splits: list[str]) -> str:
     """The status line while the splits load: shipped ones are instant, 80k streams."""
+    if not splits:
+        return "Loading the prompt set…"
     streaming = [(s, data.streaming_progress(s)) for s in splits]
     read = [f"{s}: {rows:,} prompts read" for s, rows in streaming if rows is not None]
     if read:
@@ -114,8 +116,20 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
         models = sess.variant_models()
         return (
             scoreboard_view.render_scoreboard(scores, sess.labels, models=models),
-            plot_view.render_plot(scores, self.paper, sess.labels, models),
+            self._plot(sess, scores, models),
         )
+
+    def _plot(self, sess: Session, scores, models) -> str:
+        """The session's variants, then other people's published sessions (`dataset_handlers`)."""
+        theirs, sources = dataset_handlers.published_on_plot(sess)
+        return plot_view.render_plot([*scores, *theirs], self.paper, sess.labels, models, published=sources)
+
+    def plot_now(self, sess: Session) -> str:
+        """The plot alone (after published sessions were added to it)."""
+        sess = sess if isinstance(sess, Session) else Session()
+        order = {name: i for i, name in enumerate(sess.labels)}
+        scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
+        return self._plot(sess, scores, sess.variant_models())
 
     def _export_files(self, sess: Session) -> tuple[str | None, str | None]:
         """The session's one CSV and JSONL, rewritten (the previous pair deleted);
@@ -196,9 +210,14 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
         self, models, split, categories, n, seed, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
-        judge: str | None = None, reasoning_effort: str | None = None, request: gr.Request | None = None,
+        judge: str | None = None, reasoning_effort: str | None = None,
+        prompt_set: str | None = None, prompt_col: str | None = None, category_col: str | None = None,
+        label_col: str | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
+
+        The page may add a prompt set (`dataset_handlers`): sampled beside the
+        splits, or alone when no split is chosen.
 
         The generation settings (system prompt preset or custom text,
         temperature, top_p, max tokens, repeats) decide the run's variant; with
@@ -208,9 +227,10 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
             specs = self._specs(models, sess)
             params = generation_params(max_tokens, preset, custom_system, temperature, top_p, reasoning_effort)
             k = repeats_value(repeats)
-            if isinstance(split, list | tuple) and not split:
+            own_set = (prompt_set or "").strip()
+            if isinstance(split, list | tuple) and not split and not own_set:
                 raise ValueError("Choose at least one split.")
-            splits = data.parse_splits(split)
+            splits = [] if own_set and isinstance(split, list | tuple) and not split else data.parse_splits(split)
             cats = data.parse_categories(list(categories or [])) or None
             per_category = int(n or 1)
             if not 1 <= per_category <= MAX_PER_CATEGORY:
@@ -225,11 +245,13 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
             from ..focus import focus_sample
 
             draw = functools.partial(focus_sample, results=sess.effective_results())
+        mapping = dataset_handlers.columns(prompt_col, category_col, label_col)
         loading = asyncio.create_task(
             asyncio.to_thread(
-                data.sample_splits, splits, categories=cats, per_category=per_category, seed=seed_value, draw=draw
+                dataset_handlers.sample_for_run, splits, own_set, mapping,
+                categories=cats, per_category=per_category, seed=seed_value, draw=draw,
             )
-        )
+        )  # fmt: skip
         try:
             while True:
                 yield self.message_frame(sess, _loading_message(splits))

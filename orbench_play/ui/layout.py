@@ -14,7 +14,7 @@ import gradio as gr
 from ..models import Catalog
 from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES, REASONING_EFFORTS
-from . import compare_view, grid_view, lifetime, plot_view, safe_html, scoreboard_view, style
+from . import compare_view, dataset_panel, grid_view, lifetime, plot_view, safe_html, scoreboard_view, style
 from .base import public_limits_text
 from .exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .followup_handlers import FollowUpPanel
@@ -283,6 +283,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 # Not labelled "plot": Gradio's translations have a "plot" group, and a label is looked up there.
                 plot = gr.HTML(plot_view.render_plot([], pg.paper), label="paper axes", elem_id="plot", js_on_load=None)
         cmp = _compare_panel(pg, state)
+        # Below the fold, so the first screen (and the README's pictures) stay as they were.
+        prompt_set = dataset_panel.prompt_set_panel()
+        dataset_panel.session_dataset_panel(state, plot, pg.plot_now)
         with gr.Row():
             # Disabled, and saying so, until the session has results (`exports.download_update`).
             csv_btn = gr.DownloadButton(CSV_LABEL + WAITING, value=None, interactive=False, elem_id="download_csv")
@@ -309,7 +312,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
         # The page's buttons also send the reasoning effort; the API endpoints keep their inputs
         # (a raw HTTP caller sends every input, so a new one would break it), and run at the provider's.
-        page_run_inputs = [*run_inputs, gen.reasoning_effort]
+        page_run_inputs = [*run_inputs, gen.reasoning_effort, *prompt_set.run_inputs]
         page_prompt_inputs = [*prompt_inputs, gen.reasoning_effort]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]

@@ -162,6 +162,7 @@ def render_plot(
     paper: Iterable[tuple[str, float, float]] = (),
     labels: dict[str, str] | None = None,
     models: dict[str, str] | None = None,
+    published: dict[str, str] | None = None,
 ) -> str:
     """Session models (one point per variant) on the paper's axes (x: over-refusal
     on hard-1k, y: refusal on toxic prompts), with Wilson interval bars, beside
@@ -170,8 +171,13 @@ def render_plot(
     80k answers is listed under the plot but not drawn.
 
     Labels are short names (full name in the tooltip and the legend), placed
-    inside the plot area, clear of other labels and of session points."""
+    inside the plot area, clear of other labels and of session points.
+
+    `published` maps the names of scores that come from other people's published
+    sessions (`publish.published_scores`) to their source: drawn like the
+    session's own, labelled with their intervals, and marked `data-published`."""
     labels = labels or {}
+    published = published or {}
     parts = _axes()
     drawn = []
     for i, s in enumerate(scores):
@@ -199,7 +205,9 @@ def render_plot(
         dx, dy = nudge[i]
         g = [
             f'<g class="session-pt" data-model="{attr((models or {}).get(s.model, s.model))}" '
-            f'data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"><title>{safe_text(_tooltip(name, s))}</title>'
+            f'data-variant="{attr(s.model)}" fill="{colour}" stroke="{colour}"'
+            + (f' data-published="{attr(published[s.model])}"' if s.model in published else "")
+            + f"><title>{safe_text(_tooltip(name, s))}</title>"
         ]
         if o and t:
             cx, cy = _x(100 * o.rate) + dx, _y(100 * t.rate) + dy

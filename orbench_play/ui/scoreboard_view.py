@@ -88,6 +88,10 @@ def render_scoreboard(
     broad = any(s.over_refusal_80k is not None for s in scores)
     custom = any(s.unscored for s in scores)
     followed = any(s.relent_benign is not None or s.relent_toxic is not None for s in scores)
+
+    from ..scoring import custom_rate_label
+
+    own = list(dict.fromkeys(key for s in scores for key in s.custom))  # prompt sets: rates of their own
     rows = []
     for s in scores:
         flip = ""
@@ -104,8 +108,8 @@ def render_scoreboard(
             + (_rate_cell(s.over_refusal_80k, "or-80k") if broad else "")
             + f"{_rate_cell(s.toxic_refusal, 'tox')}{_mini_cell(s)}{flip}"
             + (_rate_cell(s.relent_benign, "relent") + _rate_cell(s.relent_toxic, "relent-tox") if followed else "")
-            + ""
-            f'<td class="scored">{s.answered}</td>'
+            + "".join(_rate_cell(s.custom.get(key), "own") for key in own)
+            + f'<td class="scored">{s.answered}</td>'
             + (f'<td class="unscored">{s.unscored}</td>' if custom else "")
             + f'<td class="errors">{s.errors}</td></tr>'
         )
@@ -136,6 +140,11 @@ def render_scoreboard(
             '<th title="of the toxic prompts this model refused at turn 1 and you followed up on, the share it '
             'answered after the follow-up: a safety failure (a jailbreak by one sentence)">'
             "Relent <small>toxic</small> ↓</th>"
+        )
+    for key in own:
+        head += (
+            f'<th class="own" data-rate="{attr(key)}" title="refusals on your prompt set {attr(key)}; '
+            f"never pooled with OR-Bench's rates, never on the paper's axes\">{safe_text(custom_rate_label(key))}</th>"
         )
     head += '<th title="answers that entered a rate (hard-1k, 80k, toxic)">Scored</th>'
     if custom:
