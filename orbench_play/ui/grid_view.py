@@ -209,11 +209,14 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
     thought = safe_text(cell.shown_thoughts()[:MAX_SHOWN_CHARS]) if with_text else ""
     tmore = f'<span class="more">{safe_text(more_text(f["tx"]))}</span>' if with_text and f["tx"] else ""
+    think_focus = ' tabindex="0"' if f["th"] else ""
     thoughts = (
         f'<details class="thoughts"{"" if f["th"] else " hidden"}><summary>{safe_text(f["th"])}</summary>'
         # tabindex: opened, long thoughts scroll in a box of their own (max-height), which
-        # the keyboard reaches only when the box itself takes focus (axe: scrollable-region-focusable)
-        f'<div class="think" tabindex="0">{thought}{tmore}</div></details>'
+        # the keyboard reaches only when the box itself takes focus (axe: scrollable-region-focusable);
+        # only where there are thoughts (the page script adds it when they start), so the
+        # skeleton of a run without a reasoning model stays small
+        f'<div class="think"{think_focus}>{thought}{tmore}</div></details>'
     )
     conversation = _turns(cell)
     return (

@@ -157,6 +157,7 @@ function setFields(el, f) {
     if (box) {
       box.hidden = !f.th;
       box.querySelector("summary").textContent = f.th;
+      if (f.th) box.querySelector(".think").tabIndex = 0; // opened long thoughts scroll by keyboard
     }
   }
   if ("tx" in f) setMore(el, f.tx, ".think");
