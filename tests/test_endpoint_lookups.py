@@ -148,3 +148,12 @@ def test_the_pool_refuses_at_once_rather_than_queue_and_reuses_threads():
     done = [pool.submit(f"k{i}", lambda: "ok") for i in range(3)]
     assert [f.result(timeout=10) for f in done] == ["ok"] * 3
     assert pool.stats()["threads"] == 3  # the same three threads, no more
+
+
+def test_a_finished_lookup_is_no_longer_counted_when_its_caller_hears_of_it():
+    """The count went down only after the caller was woken, so a visitor who
+    checked again at once could be refused for a look-up that had ended."""
+    pool = LookupPool("orbench-test-dns", per_key=1)
+    for i in range(300):
+        assert pool.submit("visitor:a", lambda n: n, i).result(timeout=30) == i
+    assert pool.stats()["unfinished"] == 0

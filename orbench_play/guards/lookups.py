@@ -87,18 +87,26 @@ class LookupPool:
                         self._threads -= 1
                         return
                 continue
-            try:
-                if future.set_running_or_notify_cancel():
-                    try:
-                        future.set_result(fn(*args))
-                    except BaseException as exc:
-                        future.set_exception(exc)
-            finally:
-                with self._lock:
-                    self._unfinished[key] -= 1
-                    if self._unfinished[key] <= 0:
-                        del self._unfinished[key]
-                    self._idle += 1
+            running = future.set_running_or_notify_cancel()
+            result: Any = None
+            error: BaseException | None = None
+            if running:
+                try:
+                    result = fn(*args)
+                except BaseException as exc:
+                    error = exc
+            # The look-up is finished *before* its caller hears of it: a caller that
+            # checks again at once must not find its own finished look-up still counted.
+            with self._lock:
+                self._unfinished[key] -= 1
+                if self._unfinished[key] <= 0:
+                    del self._unfinished[key]
+                self._idle += 1
+            if running:
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
 
     def stats(self) -> dict[str, int]:
         """Threads, idle threads and unfinished look-ups now (for tests and logs)."""
