@@ -25,7 +25,7 @@ from orbench_play.engine import calls
 from orbench_play.models import custom_endpoint
 from orbench_play.types import CellEvent, Prompt, RunConfig
 
-TIMEOUT_S = 2.0
+TIMEOUT_S = 5.0  # generous: a loaded machine (parallel workers) must not pass it before a retried answer starts
 RETRY_AFTER_S = 0.3
 MAX_RETRIES = 2
 
@@ -218,7 +218,7 @@ def test_a_silent_server_times_out_at_the_configured_timeout(matrix, behaviour):
         quiet_from = started if behaviour == "hang" else [t for t, e in events if e.kind == "delta"][-1]
         ended = next(t for t, e in events if e.kind == "error")
         assert ended - started >= TIMEOUT_S * 0.95, ended - started  # never early
-        assert ended - quiet_from <= TIMEOUT_S + 1.0, ended - quiet_from
+        assert ended - quiet_from <= 2 * TIMEOUT_S, ended - quiet_from  # and never much later (a loaded box runs late)
 
 
 @pytest.mark.parametrize("behaviour", ["cut", "malformed", "hang-mid"])

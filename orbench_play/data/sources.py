@@ -318,16 +318,15 @@ def _stream_rows(split: str) -> Iterator[dict[str, object]]:
 
 def _load_hub(split: str) -> tuple[Prompt, ...]:
     """Stream one split from the Hub once per process; concurrent callers wait for it."""
-    import httpx  # only on this path
-
     with _hub_locks[split]:
         if split in _hub_cache:
             return _hub_cache[split]
-        if hub_offline():
+        if hub_offline():  # said before anything is imported for the Hub: at once
             raise DataError(
                 f"OR-Bench split {split} streams from the Hugging Face Hub and HF_HUB_OFFLINE is set; "
                 f"{_no_hub_hint(split)}, or unset HF_HUB_OFFLINE and connect to the internet."
             )
+        import httpx  # only on this path
         if not _hub_reachable():
             raise _unreachable(split)
         source = f"{HUB_REPO} ({FILES[split]})"
