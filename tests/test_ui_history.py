@@ -18,6 +18,7 @@ from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, Exchange, FollowUp, ModelSpec, Prompt, cell_id
 from orbench_play.ui import dataset_handlers, grid_view
 from orbench_play.ui.exports import KEPT_CHARS
+from orbench_play.ui.followup_handlers import EARLIER_RUN
 from orbench_play.ui.history import ALL_RUNS, RunHistory, parse_choice
 from orbench_play.ui.session import Session, new_session
 
@@ -146,7 +147,7 @@ def test_a_follow_up_round_joins_the_run_it_follows_up():
 
 @pytest.fixture
 def playground(fake, tmp_path):
-    names = ("answer", "refuse")
+    names = ("answer", "refuse", "relent")
     return fake_playground(tmp_path / "models.yaml", fake.base_url, {f"fake-{name}": name for name in names})
 
 
@@ -194,3 +195,18 @@ async def test_switching_during_a_live_run_is_refused_with_a_message(playground)
     page = await playground.show_run("1", s)
     assert "Wait for the run to finish" in page[0] and 'data-state="refused"' in page[0]
     assert page[-1]["value"] == ALL_RUNS and s.history.selected is None
+
+
+async def test_a_follow_up_round_through_the_handlers_makes_no_new_entry(playground):
+    s = new_session()
+    await drain(playground.run_setup(["fake-relent"], "hard-1k", ["privacy"], 1, 0, 128, s))
+    await drain(playground.follow_up("clarify", "", "", False, s))
+    (record,) = s.history.records
+    assert record.follow_ups == 1 and {r.turn for r in record.results.values()} == {1, 2}
+    assert [v for _, v in playground.run_list(s)["choices"]] == [ALL_RUNS, "1"]
+    await drain(playground.run_setup(["fake-answer"], "toxic", ["privacy"], 1, 0, 128, s))
+    page = await playground.show_run("1", s)
+    assert 'data-model="fake-relent' in page[3] and 'data-model="fake-answer' not in page[3]
+    # Following up continues the latest run: not while the page shows an earlier one.
+    frames = await drain(playground.follow_up("clarify", "", "", False, s))
+    assert EARLIER_RUN in frames[-1][0] and len(s.history.records) == 2

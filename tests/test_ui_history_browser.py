@@ -4,7 +4,7 @@ see run 1's grid and scoreboard again, then back to "All runs"."""
 from __future__ import annotations
 
 import pytest
-from support import browser_page, chromium, choose, errors_of, fake_models_yaml, open_share_link, serve_playground
+from support import browser_page, choose, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
 
 pytestmark = pytest.mark.browser
 

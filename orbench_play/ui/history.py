@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..types import CellResult, Prompt
@@ -132,9 +131,6 @@ class RunHistory:
         if record is not None:
             record.elapsed += run.elapsed() or 0.0
 
-    def of_view(self, view: int) -> RunRecord | None:
-        return self._by_view.get(view)
-
     def record(self, view: int, result: CellResult) -> None:
         """A finished cell of live view `view`."""
         record = self._by_view.get(view)
@@ -154,13 +150,6 @@ class RunHistory:
 
     def value(self) -> str:
         return ALL_RUNS if self.selected is None else str(self.selected)
-
-    def forget(self, cids: Iterable[str]) -> None:
-        """Results the session no longer holds leave every entry too."""
-        gone = set(cids)
-        for r in self.records:
-            for cid in gone & set(r.results):
-                del r.results[cid]
 
 
 def parse_choice(value: object) -> int | None:
