@@ -22,10 +22,10 @@ RUN_LIST_INFO = "Show an earlier run's grid, scoreboard, plot and downloads; “
 
 
 def run_list_dropdown() -> gr.Dropdown:
-    """The run list (built by `layout` beside the scoreboard)."""
+    """The run list (built by `layout` beside the download buttons; the README's pictures stay as they were)."""
     return gr.Dropdown(
         [(ALL_RUNS_LABEL, ALL_RUNS)], value=ALL_RUNS, label="Runs of this session", info=RUN_LIST_INFO,
-        elem_id="run_history", interactive=True,
+        elem_id="run_history", interactive=True, scale=3,
     )  # fmt: skip
 
 

@@ -276,7 +276,6 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("## Session scoreboard")
-                run_history = run_list_dropdown()
                 scoreboard = gr.HTML(
                     scoreboard_view.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
                 )
@@ -289,6 +288,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         prompt_set = dataset_panel.prompt_set_panel()
         dataset_panel.session_dataset_panel(state, plot, pg.plot_now)
         with gr.Row():
+            run_history = run_list_dropdown()  # the run the scoreboard, plot and downloads take (`history`)
             # Disabled, and saying so, until the session has results (`exports.download_update`).
             csv_btn = gr.DownloadButton(CSV_LABEL + WAITING, value=None, interactive=False, elem_id="download_csv")
             jsonl_btn = gr.DownloadButton(
