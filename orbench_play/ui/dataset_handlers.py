@@ -113,7 +113,7 @@ def dataset_zip(sess: Session) -> str | None:
     if paths is None:
         return None
     folder = Path(paths[0]).parent
-    rows = [sess.files.whole(r) for r in sess.effective_results()]
+    rows = [sess.files.whole(r) for r in sess.shown_results()]
     written = write_folder(rows, folder / "orbench-play-session")
     return str(zip_folder(written, folder / "orbench-play-session.zip"))
 
@@ -126,7 +126,7 @@ def publish(repo: str | None, token: str | None, private: bool | None, sess: Ses
     from ..publish import PublishError, publish_to_hub
 
     cleared = gr.update(value="")
-    results = sess.effective_results()
+    results = sess.shown_results()  # the run chosen in the run list, or every run (`history`)
     if not results:
         return "Run something first: there is nothing to publish yet.", cleared
     secret = (token or "").strip()

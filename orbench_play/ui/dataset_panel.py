@@ -56,6 +56,7 @@ def prompt_set_panel() -> PromptSetControls:
 def session_dataset_panel(state: gr.State, plot: gr.HTML, rerender_plot) -> None:
     """The session as a dataset (zip, Hub) and published sessions on the plot."""
     with gr.Accordion("This session as a dataset", open=False, elem_id="dataset_panel"):
+        gr.Markdown("The run chosen in *Runs of this session* (beside the download buttons), or all runs.")
         with gr.Row():
             zip_btn = gr.Button("Download as a dataset folder", elem_id="dataset_zip_btn", size="sm")
             zip_file = gr.File(label="dataset folder (zip)", interactive=False, elem_id="dataset_zip")

@@ -219,6 +219,10 @@ class SessionFiles:
                 log.warning("could not read a spooled answer back: %s", exc)
         return replace(result, **whole) if whole else result
 
+    def free(self, cid: str) -> None:
+        """The session let cell `cid` go (its run left the history): its spooled answer goes too."""
+        self._drop(cid)
+
     def _drop(self, cid: str) -> None:
         for key in (cid, *(f"{cid}\0{name}" for name in SPOOLED if name != "response")):
             entry = self._entries.pop(key, None)

@@ -22,6 +22,7 @@ from .session import Session
 
 NOTHING_TO_FOLLOW = "Run some prompts first: a follow-up continues the conversations in the grid."
 STILL_RUNNING = "Wait for the answers to finish (or press Stop) before following up."
+EARLIER_RUN = "Follow-ups continue the latest run: choose “All runs” in the run list first."
 
 
 def said_text(key: str, typed: str) -> str:
@@ -51,6 +52,9 @@ class FollowUpHandlers(PlaygroundBase):
             return
         if sess.running:
             yield pg.refusal_frame(sess, STILL_RUNNING)
+            return
+        if sess.shown_run is not prev:  # the page shows an earlier run's grid (`history`)
+            yield pg.refusal_frame(sess, EARLIER_RUN)
             return
         rows = [str(row)] if row else None
         try:

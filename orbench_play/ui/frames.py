@@ -43,6 +43,13 @@ def toast(message: str, *, level: str = "warning") -> None:
         gr.Warning(text)
 
 
+def showing_note(sess: Session) -> str:
+    """The progress line's word while the page shows an earlier run."""
+    return (
+        f"Showing run {sess.history.selected} of this session: choose “All runs” in the run list for the whole session."
+    )
+
+
 def _skip() -> Any:
     """No change to that output (a fresh update dict per use)."""
     return gr.skip()
@@ -78,7 +85,10 @@ class Frame:
         if self.kind == "message":
             kind = ' data-state="refused" role="alert"' if self.refused else ""
             return f'<div class="progress-box"{kind}><div class="prog-status">{safe_html.safe_text(self.message)}</div></div>'
-        return grid_view.render_progress(self.sess.run, self.notes)
+        sess = self.sess
+        if sess.shown_run is not sess.run:  # an earlier run, drawn again (`history`)
+            return grid_view.render_progress(sess.shown_run, [*self.notes, showing_note(sess)])
+        return grid_view.render_progress(sess.run, self.notes)
 
     def _final_extras(self) -> tuple[Any, Any, Any]:
         csv_path, jsonl_path = self.pg._export_files(self.sess)
@@ -95,13 +105,13 @@ class Frame:
             pace.sent_progress(progress, now)
             return (progress, *(_skip() for _ in range(7)), sess)
         grid = feed = _skip()
-        if self.snapshot and sess.run is not None:
-            feed = sess.feed.snapshot(sess.run, sess.overrides) or _skip()
+        if self.snapshot and sess.shown_run is not None:
+            feed = sess.feed.snapshot(sess.shown_run, sess.overrides) or _skip()
         elif self.start and sess.run is not None:
             grid, feed = sess.feed.start(sess.run, sess.overrides)
             pace = sess.feed.pacing
         else:
-            batch = sess.feed.batch(sess.run, sess.overrides, heartbeat=self.heartbeat)
+            batch = sess.feed.batch(sess.shown_run, sess.overrides, heartbeat=self.heartbeat)
             if batch is not None:
                 feed = batch
         board = plot = _skip()
@@ -145,7 +155,7 @@ class Frame:
             return (self._progress(), *(_skip() for _ in range(7)), sess)
         if not self.final:  # while running: the progress line only
             return (self._progress(), *(_skip() for _ in range(7)), sess)
-        grid = grid_view.render_grid(sess.run, sess.overrides)
+        grid = grid_view.render_grid(sess.shown_run, sess.overrides)
         board, plot = self.pg._score_outputs(sess)
         csv_path, jsonl_path, choices = self._final_extras()
         outputs = (grid, board, plot, csv_path, jsonl_path, self.pg._results_json(sess), choices, sess)

@@ -42,6 +42,7 @@ from .exports import CSV_LABEL, JSONL_LABEL, disk_full_message, download_update
 from .followup_handlers import FollowUpHandlers
 from .forms import custom_prompt, generation_params, repeats_value
 from .frames import PAGE_OUTPUTS, Frame, toast
+from .history_handlers import HistoryHandlers
 from .query import (
     MAX_MODELS,
     MAX_PER_CATEGORY,
@@ -101,19 +102,24 @@ def _hand_over(sess: Session, run: RunView, task: asyncio.Task) -> None:
     task.add_done_callback(finished)
 
 
-class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
+class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandlers):
     """The event handlers (`layout.build_blocks` wires them to the page): runs,
     stop and overrides here; set-up controls and comparison in the mixins."""
 
     def _scores(self, sess: Session):
         from ..scoring import score_results
 
-        return score_results(sess.effective_results(), key=variant_of)
+        return score_results(sess.shown_results(), key=variant_of)
+
+    @staticmethod
+    def _shown_models(sess: Session) -> dict[str, str]:
+        """variant name → model name, for what the scoreboard shows (a run, or the session)."""
+        return {variant_of(r): r.model for r in sess.shown_results()}
 
     def _score_outputs(self, sess: Session) -> tuple[str, str]:
         order = {name: i for i, name in enumerate(sess.labels)}
         scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
-        models = sess.variant_models()
+        models = self._shown_models(sess)
         return (
             scoreboard_view.render_scoreboard(scores, sess.labels, models=models),
             self._plot(sess, scores, models),
@@ -129,7 +135,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
         sess = sess if isinstance(sess, Session) else Session()
         order = {name: i for i, name in enumerate(sess.labels)}
         scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
-        return self._plot(sess, scores, sess.variant_models())
+        return self._plot(sess, scores, self._shown_models(sess))
 
     def _export_files(self, sess: Session) -> tuple[str | None, str | None]:
         """The session's one CSV and JSONL, rewritten (the previous pair deleted);
@@ -516,5 +522,5 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers):
     async def grid_snapshot(self, sess: Session, evt: gr.EventData) -> Any:
         """The page's live grid lost track (a missing batch): send it everything."""
         sess = sess if isinstance(sess, Session) else None
-        snapshot = sess.feed.snapshot(sess.run, sess.overrides) if sess is not None else None
+        snapshot = sess.feed.snapshot(sess.shown_run, sess.overrides) if sess is not None else None
         return gr.skip() if snapshot is None else snapshot

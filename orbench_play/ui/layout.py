@@ -21,6 +21,7 @@ from .followup_handlers import FollowUpPanel
 from .forms import repeat_hint
 from .frames import for_api, for_page
 from .handlers import Playground
+from .history_handlers import run_list_dropdown
 from .query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
 from .session import close_session, new_session
 from .setup_handlers import SHARE_INFO
@@ -287,6 +288,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         prompt_set = dataset_panel.prompt_set_panel()
         dataset_panel.session_dataset_panel(state, plot, pg.plot_now)
         with gr.Row():
+            run_history = run_list_dropdown()  # the run the scoreboard, plot and downloads take (`history`)
             # Disabled, and saying so, until the session has results (`exports.download_update`).
             csv_btn = gr.DownloadButton(CSV_LABEL + WAITING, value=None, interactive=False, elem_id="download_csv")
             jsonl_btn = gr.DownloadButton(
@@ -345,6 +347,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         # The download buttons say when there is something to download (enabled after a run).
         for event in (run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event):
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
+        for event in (run_event, prompt_event, stop_event, follow_event, row_follow_event):  # the run list follows
+            event.then(pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden")
+        run_history.input(pg.show_run, [run_history, state], [*page_outputs, run_history], **page_args)
         for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
             event.then(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         # The API (gradio_client): the same handlers on endpoints of their own, with the
@@ -390,7 +395,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             pg.on_load, [state], load_outputs, **PAGE_ONLY, show_progress="hidden",
         ).then(pg.share_box, share_inputs, share, **share_args).then(
             for_page(pg.resume), [state, resume_note], page_outputs, api_name="page_resume", **page_args
-        ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")  # fmt: skip
+        ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden").then(
+            pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden"
+        )  # fmt: skip
         demo.unload(pg.detach)
     return demo
 

@@ -30,6 +30,7 @@ from ..types import (
     variant_tag,
 )
 from .exports import SessionFiles
+from .history import RunHistory, RunRecord, rebuild
 from .live_feed import LiveFeed
 from .run_view import CellView, RunView, retry_wait
 
@@ -49,6 +50,10 @@ class Session:
     overrides: dict[str, str] = field(default_factory=dict)
     run: RunView | None = None
     runs: int = 0
+    history: RunHistory = field(default_factory=RunHistory)
+    """The session's runs (at most ORBENCH_SESSION_RUNS), and which one the page shows (`history`)."""
+    shown: RunView | None = None
+    """An earlier run's grid drawn again from its results, while the page shows it."""
     extra_models: dict[str, ModelSpec] = field(default_factory=dict)
     """Models this visitor added (custom endpoints carry their key here, nowhere else)."""
     labels: dict[str, str] = field(default_factory=dict)
@@ -125,7 +130,28 @@ class Session:
         self.run = RunView(
             self.runs, list(prompts), columns, notes=list(notes or []), tag=tag, repeats=repeats, variants=variants
         )
+        self.shown = None
+        dropped = self.history.add(self.run)
+        if dropped:
+            self.run.notes.append(self._drop_runs(dropped))
         return self.run
+
+    def _drop_runs(self, dropped: list[RunRecord]) -> str:
+        """The oldest runs left the history: their results leave the session too (a cell
+        a kept run asked again stays), spooled answers freed. Returns the note saying so."""
+        gone = {cid for record in dropped for cid in record.results if not self.history.holds(cid)}
+        for cid in gone:
+            self.results.pop(cid, None)
+            self.overrides.pop(cid, None)
+            self.files.free(cid)
+        if gone:
+            self.order = [cid for cid in self.order if cid not in gone]
+            self.version += 1
+        names = ", ".join(str(r.number) for r in dropped)
+        return (
+            f"Run {names} left this session's history ({len(gone)} result{'s' if len(gone) != 1 else ''} dropped): "
+            f"it keeps the latest {self.history.limit} runs (ORBENCH_SESSION_RUNS)."
+        )
 
     def conversation_turns(self, run: RunView) -> dict[str, list[CellResult]]:
         """The conversations of `run`'s cells (whole answers, overrides applied), by first-turn id."""
@@ -164,6 +190,8 @@ class Session:
                 base.stopped = base.carried = True
                 run.n_carried += 1
         self.run = run
+        self.shown = None
+        self.history.follow(prev, run)
         return run
 
     def apply(self, event: CellEvent) -> None:
@@ -197,12 +225,12 @@ class Session:
             cell.cell_id = event.result.cell_id
             run.settle(cell, event.result)
             cell.message = ""
-            self._record(event.result)
+            self._record(event.result, run.number)
         else:
             return
         self.feed.touch(run.number, cell.index)
 
-    def _record(self, result: CellResult) -> None:
+    def _record(self, result: CellResult, view: int = 0) -> None:
         """Keep a finished cell: long answers cut in memory, whole on disk (`files`)."""
         cid = result.cell_id
         previous = self.results.get(cid)
@@ -212,6 +240,7 @@ class Session:
         if cid not in self.results:
             self.order.append(cid)
         self.results[cid] = kept
+        self.history.record(view, kept)
         self.version += 1
 
     def finish_run(self, *, stopped: bool = False) -> None:
@@ -228,6 +257,36 @@ class Session:
         run.finished = True
         run.ended_at = self.last_used = time.monotonic()
         run.status = ""
+        self.history.finished(run)
+
+    # -- the run list -----------------------------------------------------------------
+
+    def select_run(self, number: int | None) -> str | None:
+        """Show run `number` (None: the whole session); returns why not, or None."""
+        if self.running:
+            return "Wait for the run to finish (or press Stop) before switching to another run."
+        if number is None:
+            self.history.selected, self.shown = None, None
+            return None
+        record = self.history.get(number)
+        if record is None:
+            return f"Run {number} is not in this session's history (it keeps the latest {self.history.limit} runs)."
+        self.history.selected = number
+        latest = self.run is not None and self.run.number in record.views
+        self.shown = None if latest else rebuild(record)
+        return None
+
+    @property
+    def shown_run(self) -> RunView | None:
+        """The grid the page shows: an earlier run drawn again, or the current run."""
+        return self.shown if self.shown is not None and self.history.selected is not None else self.run
+
+    def shown_results(self) -> list[CellResult]:
+        """What the scoreboard, plot and downloads take: the chosen run's results, or the session's."""
+        record = self.history.get(self.history.selected)
+        if record is None:
+            return self.effective_results()
+        return [self.effective(r) for r in record.results.values()]
 
     def touch(self) -> None:
         """A handler is working on this session: its time to live starts again."""
@@ -261,9 +320,9 @@ class Session:
         else:
             self.overrides[cid] = label
         self.version += 1
-        run = self.run
-        if run is not None and cid in run.cells:
-            self.feed.touch(run.number, run.cells[cid].index)
+        for run in (self.run, self.shown):
+            if run is not None and cid in run.cells:
+                self.feed.touch(run.number, run.cells[cid].index)
         return None
 
     def effective(self, result: CellResult) -> CellResult:
@@ -278,9 +337,9 @@ class Session:
         return [self.effective(self.results[cid]) for cid in self.order if cid in self.results]
 
     def export_files(self) -> tuple[str, str] | None:
-        """Write the session's results, whole answers and overrides included, as
+        """Write the chosen run's (or the session's) results, whole answers and overrides included, as
         the visitor's CSV and JSONL (replacing the previous pair); None when empty."""
-        results = self.effective_results()
+        results = self.shown_results()
         return self.files.export(results) if results else None
 
     def overridable_cells(self) -> list[tuple[str, str]]:
