@@ -19,10 +19,10 @@ DEFAULT_PER_CATEGORY = 1
 playground's default run (20 prompts for the default pair)."""
 
 
-def _local_max_tokens() -> int:
-    from ..local_model import DEFAULT_MAX_TOKENS
+def _local_max_tokens() -> str:
+    from ..local_model import MODELS
 
-    return DEFAULT_MAX_TOKENS
+    return ", ".join(f"{m.short} {m.max_tokens}" for m in MODELS.values())
 
 
 def _preset_names() -> list[str]:
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=cli_args.positive_int,
         default=None,
         help="max tokens per answer, thoughts included (default: each model's own: 512, 4096 for a model "
-        f"that reasons, the embedded model {_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
+        f"that reasons, the embedded models {_local_max_tokens()}, or litellm_params.max_tokens in the model_list)",
     )
     parser.add_argument(
         "--reasoning-effort",

@@ -74,6 +74,17 @@ def _paper_points() -> list[tuple[str, float, float]]:
     return [(str(m), float(x), float(y)) for m, x, y in frame.itertuples(index=False, name=None)]
 
 
+def default_models(catalog: Catalog) -> list[str]:
+    """What a new page preselects: every embedded model that is installed (SmolLM2,
+    which answers everything, beside Qwen2.5-Coder-0.5B, which refuses some requests),
+    so the first run's scoreboard shows two different points without an API key."""
+    try:
+        from ..local_model import MODELS
+    except Exception:
+        return []
+    return [name for name in MODELS if name in catalog.entries and catalog.entries[name].error is None]
+
+
 class PlaygroundBase:
     """State shared by all visitors, and the lookups every handler needs."""
 
@@ -86,21 +97,16 @@ class PlaygroundBase:
                 self.catalog_error = str(exc)
                 catalog = Catalog()  # keep the embedded model usable despite a broken config
                 with contextlib.suppress(Exception):
-                    from ..models import local_spec
+                    from ..models import local_specs
 
-                    spec = local_spec()
-                    if spec is not None:
+                    for spec in local_specs():
                         catalog.entries[spec.name] = spec
         self.catalog = catalog
         self.sessions = SessionRegistry()
         """Live page sessions by the id each page keeps in its browser (a reload finds its own)."""
         self.paper = _paper_points()
         self.judge = os.environ.get("ORBENCH_JUDGE") or "keyword"
-        try:
-            from ..local_model import LOCAL_MODEL_NAME
-        except Exception:
-            LOCAL_MODEL_NAME = "local/smollm2-135m"
-        self.default_models = [LOCAL_MODEL_NAME] if LOCAL_MODEL_NAME in catalog.entries else []
+        self.default_models = default_models(catalog)
         self.default_setup = Setup(models=list(self.default_models))
 
     # -- helpers --------------------------------------------------------------------
