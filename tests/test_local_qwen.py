@@ -92,7 +92,20 @@ def test_without_the_pieces_the_app_keeps_smollm2_and_says_how_to_install(monkey
 
     from orbench_play.ui.base import default_models
 
-    assert default_models(catalog) == [lm.LOCAL_MODEL_NAME]
+    assert default_models(catalog, space=True) == [lm.LOCAL_MODEL_NAME]
+
+
+def test_a_space_preselects_both_embedded_models(monkeypatch):
+    from orbench_play.ui import base
+
+    catalog = load_catalog(env={}, include_local=True)
+    both = [lm.LOCAL_MODEL_NAME, lm.QWEN_MODEL_NAME]
+    monkeypatch.setenv("SPACE_ID", "someone/playground")
+    assert base.default_models(catalog) == both
+    monkeypatch.delenv("SPACE_ID")
+    assert base.default_models(catalog) == (both if base.PAIR_OUTSIDE_SPACES else both[:1])
+    monkeypatch.setattr(base, "PAIR_OUTSIDE_SPACES", not base.PAIR_OUTSIDE_SPACES)
+    assert base.default_models(catalog) == (both if base.PAIR_OUTSIDE_SPACES else both[:1])
 
 
 def test_catalog_lists_both_embedded_models_with_their_own_settings():
@@ -101,6 +114,8 @@ def test_catalog_lists_both_embedded_models_with_their_own_settings():
     qwen = catalog.entries[lm.QWEN_MODEL_NAME]
     assert qwen.is_local and qwen.error is None and qwen.litellm_model == "openai/qwen2.5-coder-0.5b"
     assert "refuses some requests" in qwen.label and "not a measure of any hosted model" in qwen.label
+    assert "Apache License" in lm.QWEN_LICENCE.read_text(encoding="utf-8")
+    assert "Alibaba Cloud" in lm.QWEN_LICENCE.read_text(encoding="utf-8")
     assert qwen.max_tokens == lm.QWEN_MAX_TOKENS and qwen.max_concurrency == lm.slots(lm.QWEN_MODEL_NAME)
     smol = catalog.entries[lm.LOCAL_MODEL_NAME]
     assert smol.max_tokens == lm.DEFAULT_MAX_TOKENS != qwen.max_tokens
