@@ -108,6 +108,9 @@ def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
         assert f"`{name}`" in body, name
     assert "make space" in body and "hf upload" in body and "git push" in body
     assert "bench-llm/or-bench" in body
+    # Qwen's attribution and licence travel with the card (the text itself is in the package)
+    assert "Qwen2.5-Coder-0.5B-Instruct" in body and "Alibaba Cloud" in body and "Apache-2.0" in body
+    assert (built / "orbench_play" / "assets" / "licences" / "Qwen2.5-Coder-0.5B-Instruct-LICENSE.txt").is_file()
 
 
 def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
