@@ -86,6 +86,10 @@ class EmbeddedModel:
     max_tokens: int = 192
     threads_share: float = 1.0
     """Its default CPU threads as a share of the usable CPUs (at least 1)."""
+    timeout_s: float | None = None
+    token_timeout_s: float | None = None
+    """Its own time limits (ModelSpec's; None: the run's or the defaults). A model on a
+    busy CPU should be late, never cut."""
     own_template: bool = False
     """Apply the chat template inside the GGUF (jinja) rather than llama.cpp's built-in
     guess: Qwen's adds Qwen's default system prompt when a run sets none, as Qwen ships it."""
@@ -276,6 +280,11 @@ QWEN = EmbeddedModel(
     default_slots=10,
     ctx_per_slot=1024,
     max_tokens=QWEN_MAX_TOKENS,
+    # 10 answers decode together at ~20-40 tokens/s in all on 2 idle cores, far less on
+    # a busy machine (3 tokens/s in all at load average 10): the default 1 s per token
+    # cut answers there (188 s), so Qwen gets 120 s to start and 4 s per token.
+    timeout_s=120.0,
+    token_timeout_s=4.0,
     own_template=True,
 )
 MODELS: dict[str, EmbeddedModel] = {m.name: m for m in (SMOLLM2, QWEN)}

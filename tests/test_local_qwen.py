@@ -119,6 +119,17 @@ def test_catalog_lists_both_embedded_models_with_their_own_settings():
     assert qwen.max_tokens == lm.QWEN_MAX_TOKENS and qwen.max_concurrency == lm.slots(lm.QWEN_MODEL_NAME)
     smol = catalog.entries[lm.LOCAL_MODEL_NAME]
     assert smol.max_tokens == lm.DEFAULT_MAX_TOKENS != qwen.max_tokens
+    # A busy CPU makes Qwen late, never cut: its own limits are wider than the defaults.
+    from orbench_play.engine.timeouts import DEFAULT_TOKEN_TIMEOUT_S, limits_for
+
+    def total(spec):
+        return limits_for(
+            run_timeout_s=None, run_idle_s=None, run_token_s=None, model_timeout_s=spec.timeout_s,
+            model_idle_s=spec.idle_timeout_s, model_token_s=spec.token_timeout_s, max_tokens=spec.max_tokens, env={},
+        ).total_s  # fmt: skip
+
+    assert qwen.token_timeout_s is not None and qwen.token_timeout_s > DEFAULT_TOKEN_TIMEOUT_S
+    assert total(qwen) > total(smol)
     assert catalog.warnings == []
 
 
