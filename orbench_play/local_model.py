@@ -87,6 +87,7 @@ class EmbeddedModel:
     threads_share: float = 1.0
     """Its default CPU threads as a share of the usable CPUs (at least 1)."""
     timeout_s: float | None = None
+    idle_timeout_s: float | None = None
     token_timeout_s: float | None = None
     """Its own time limits (ModelSpec's; None: the run's or the defaults). A model on a
     busy CPU should be late, never cut."""
@@ -282,8 +283,10 @@ QWEN = EmbeddedModel(
     max_tokens=QWEN_MAX_TOKENS,
     # 10 answers decode together at ~20-40 tokens/s in all on 2 idle cores, far less on
     # a busy machine (3 tokens/s in all at load average 10): the default 1 s per token
-    # cut answers there (188 s), so Qwen gets 120 s to start and 4 s per token.
+    # cut answers there (188 s), and one answer stalled for the 30 s idle limit while the
+    # other server decoded, so Qwen gets 120 s to start, 90 s of silence and 4 s per token.
     timeout_s=120.0,
+    idle_timeout_s=90.0,
     token_timeout_s=4.0,
     own_template=True,
 )

@@ -220,6 +220,7 @@ def embedded_spec(name: str) -> ModelSpec:
         is_local=True,
         max_tokens=model.max_tokens,
         timeout_s=model.timeout_s,
+        idle_timeout_s=model.idle_timeout_s,
         token_timeout_s=model.token_timeout_s,
         error=None if local_model.is_available(model.name) else model.install_hint,
     )

@@ -129,6 +129,9 @@ def test_catalog_lists_both_embedded_models_with_their_own_settings():
         ).total_s  # fmt: skip
 
     assert qwen.token_timeout_s is not None and qwen.token_timeout_s > DEFAULT_TOKEN_TIMEOUT_S
+    from orbench_play.engine.timeouts import DEFAULT_IDLE_TIMEOUT_S
+
+    assert qwen.idle_timeout_s is not None and qwen.idle_timeout_s > DEFAULT_IDLE_TIMEOUT_S
     assert total(qwen) > total(smol)
     assert catalog.warnings == []
 
