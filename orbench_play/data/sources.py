@@ -327,6 +327,7 @@ def _load_hub(split: str) -> tuple[Prompt, ...]:
                 f"{_no_hub_hint(split)}, or unset HF_HUB_OFFLINE and connect to the internet."
             )
         import httpx  # only on this path
+
         if not _hub_reachable():
             raise _unreachable(split)
         source = f"{HUB_REPO} ({FILES[split]})"

@@ -45,35 +45,39 @@ class CellSink(Protocol):
 
 
 class EmbeddedServer:
-    """The embedded model's address for one run, started on first use, with a
-    `status` message before and after (the page shows the latest one)."""
+    """The embedded models' addresses for one run, each server started on first use,
+    with a `status` message before and after (the page shows the latest one). Each
+    model has its own lock, so a slow start of one (Qwen joins its file once) never
+    holds up the other's cells."""
 
     def __init__(self, status: Callable[[ModelSpec, str], None]):
         self._status = status
-        self._lock = asyncio.Lock()
-        self._base: str | None = None
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._bases: dict[str, str] = {}
 
     async def base(self, model: ModelSpec) -> str:
-        async with self._lock:
-            if self._base is None:
+        lock = self._locks.setdefault(model.name, asyncio.Lock())
+        async with lock:
+            if model.name not in self._bases:
                 from .. import local_model
 
-                if local_model.status().startswith("ready"):
-                    self._base = await local_model.ensure_server_async()
+                if local_model.status(model.name).startswith("ready"):
+                    self._bases[model.name] = await local_model.ensure_server_async(model.name)
                 else:
-                    self._status(model, "Starting the embedded model…")
+                    short = local_model.get(model.name).short
+                    self._status(model, f"Starting the embedded model {short}…")
                     began = time.perf_counter()
                     try:
-                        self._base = await local_model.ensure_server_async()
+                        self._bases[model.name] = await local_model.ensure_server_async(model.name)
                     except Exception:
-                        self._status(model, "The embedded model could not start (see its cells).")
+                        self._status(model, f"The embedded model {short} could not start (see its cells).")
                         raise
-                    name = local_model.LOCAL_MODEL_LABEL.split(" (")[0]
                     took = time.perf_counter() - began
                     self._status(
-                        model, f"Embedded model started ({name}, {local_model.slots()} slots) in {took:.1f} s."
+                        model,
+                        f"Embedded model started ({short}, {local_model.slots(model.name)} slots) in {took:.1f} s.",
                     )
-            return self._base
+            return self._bases[model.name]
 
 
 def completion_kwargs(

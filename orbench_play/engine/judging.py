@@ -65,7 +65,7 @@ async def judge_answer(
         if spec.is_local:
             from .. import local_model
 
-            api_base = await local_model.ensure_server_async()
+            api_base = await local_model.ensure_server_async(spec.name)
         if api_base:
             kwargs["api_base"] = api_base
         if spec.api_key:

@@ -1,6 +1,7 @@
 """Cold start: import the engine and LiteLLM (the ~7 s part of it) in a
-background thread after launch, so the first visitor's run does not wait for it
-and does not stall everyone else's."""
+background thread after launch, and join Qwen's GGUF from its pieces if this is
+the first start, so the first visitor's run does not wait for it and does not
+stall everyone else's."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def warm_up() -> None:
         with contextlib.suppress(Exception):  # the default split, if it is on disk
             if data.split_file("hard-1k") is not None:
                 data.load_split("hard-1k")
+        with contextlib.suppress(Exception):  # Qwen's file, joined and checked once (a few seconds)
+            from .. import local_model
+
+            if local_model.is_available(local_model.QWEN_MODEL_NAME):
+                local_model.gguf_path(local_model.QWEN_MODEL_NAME)
 
 
 def is_warm() -> bool:
