@@ -217,7 +217,7 @@ def test_a_silent_server_times_out_at_the_configured_timeout(matrix, behaviour):
         started = next(t for t, e in events if e.kind == "started")
         quiet_from = started if behaviour == "hang" else [t for t, e in events if e.kind == "delta"][-1]
         ended = next(t for t, e in events if e.kind == "error")
-        assert ended - started >= TIMEOUT_S * 0.95, ended - started  # never early
+        assert ended - started >= TIMEOUT_S * 0.8, ended - started  # never early (the "started" event may be seen late)
         assert ended - quiet_from <= 2 * TIMEOUT_S, ended - quiet_from  # and never much later (a loaded box runs late)
 
 

@@ -235,7 +235,9 @@ def test_relent_counts_only_conversations_refused_at_turn_one():
 
 
 def test_results_gain_turn_conversation_id_and_follow_up_columns_at_the_end():
-    assert EXTRA_COLUMNS[-3:] == ("turn", "conversation_id", "follow_up")
+    at = EXTRA_COLUMNS.index("turn")  # appended after the extras that came before (others may follow)
+    assert EXTRA_COLUMNS[at : at + 3] == ("turn", "conversation_id", "follow_up")
+    assert at > EXTRA_COLUMNS.index("reasoning")
     row = _result("m", "direct_answer", turn=2, follow_up="hello").to_row()
     assert row["turn"] == 2 and row["follow_up"] == "hello" and row["conversation_id"] == "hard-1k:0|m|0"
     follow = FollowUp("r", "m", 0, (Exchange("a", "b"), Exchange("c", "d")), "e")

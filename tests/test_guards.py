@@ -294,7 +294,7 @@ def test_sessions_do_not_share_limits():
 # -- at connect time: pinning, rebinding, redirects ------------------------------------------
 
 
-async def _run_one(spec, timeout_s=3.0):
+async def _run_one(spec, timeout_s=30.0):  # the first-chunk limit: a loaded box may take seconds to start
     config = RunConfig(models=(spec,), prompts=(PROMPT,), timeout_s=timeout_s, max_retries=0, use_cache=False)
     (result,) = await engine.collect(config)
     return result

@@ -47,7 +47,7 @@ BOUNDS = StreamBounds.for_tokens(512)
 def _run(fake, behaviour: str, path: str, monkeypatch, *, cache: ResultCache | None = None, **config):
     monkeypatch.setenv(streams.ENV_FAST, "1" if path == "fast" else "0")
     spec = custom_endpoint(fake.base_url, behaviour, "sk-test")
-    settings = {"timeout_s": 5.0, "max_retries": 1, **config}
+    settings = {"timeout_s": 30.0, "max_retries": 1, **config}  # a loaded box may take seconds to start a cell
     run = RunConfig(models=(spec,), prompts=(PROMPT,), use_cache=cache is not None, **settings)
     (result,) = asyncio.run(engine.collect(run, cache=cache))
     return result

@@ -259,4 +259,6 @@ def test_downloads_say_to_run_first_then_give_the_session(page, app_url):
         csv_button.click()
     text = Path(download.value.path()).read_text(encoding="utf-8")
     assert download.value.suggested_filename == "orbench-session.csv"
-    assert text.startswith("split,row_id,category,prompt,model,response,verdict") and text.count("hard-1k:") == 2
+    assert (
+        text.startswith("split,row_id,category,prompt,model,response,verdict") and text.count("\nhard-1k,hard-1k:") == 2
+    )

@@ -24,7 +24,7 @@ from .card import card_text
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
 _FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s")
-_INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens")
+_INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
