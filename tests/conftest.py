@@ -73,6 +73,13 @@ os.environ["ORBENCH_DATA_DIR"] = str(DATA_DIR)
 _CACHE_DIR = tempfile.mkdtemp(prefix="orbench-test-cache-")
 os.environ["ORBENCH_CACHE_DIR"] = _CACHE_DIR
 atexit.register(shutil.rmtree, _CACHE_DIR, True)
+# The Hugging Face clients' caches too: `datasets` keeps what it learnt of a folder
+# (its features) under HF_HOME, and a stale entry from an earlier run of the same
+# test path gave back another schema's rows.
+_HF_HOME = tempfile.mkdtemp(prefix="orbench-test-hf-")
+os.environ["HF_HOME"] = _HF_HOME
+os.environ["HF_DATASETS_CACHE"] = os.path.join(_HF_HOME, "datasets")
+atexit.register(shutil.rmtree, _HF_HOME, True)
 # The joined Qwen GGUF (491 MB) is made once per session, not once per test's cache folder.
 _GGUF_DIR = tempfile.mkdtemp(prefix="orbench-test-gguf-")
 os.environ["ORBENCH_GGUF_DIR"] = _GGUF_DIR

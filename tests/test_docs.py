@@ -37,7 +37,9 @@ def test_the_configuration_section_lists_every_variable_the_code_reads():
     section = configuration_section()
     found = variables_the_code_reads()
     assert len(found) >= 15  # the grep works
-    missing = sorted(name for name in found if f"`{name}`" not in section)
+    # A name the code only builds (`env="ORBENCH_QWEN"`, then f"{env}_SLOTS") counts as
+    # listed when the section names variables that start with it.
+    missing = sorted(name for name in found if f"`{name}`" not in section and f"`{name.rstrip('_')}_" not in section)
     assert missing == [], f"add to README's Configuration section: {missing}"
     for shared in ("ORBENCH_TIMEOUT_S", "ORBENCH_IDLE_TIMEOUT_S", "ORBENCH_TOKEN_TIMEOUT_S", "ORBENCH_CACHE_DIR"):
         assert f"`{shared}`" in section

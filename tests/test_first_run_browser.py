@@ -74,10 +74,12 @@ PAIR_LIMIT_MS = 900_000
 POINTS_JS = "els => els.map(e => e.dataset.model)"
 
 
-def _first_run(url: str, log: Path, *, query: str, models: set[str], limit_ms: int, tag: str) -> dict:
+def _first_run(
+    url: str, log: Path, *, query: str, models: set[str], limit_ms: int, tag: str, prompts: int = DEFAULT_PROMPTS
+) -> dict:
     """Open the page (with `query`), check the share link names `models`, press Run, and
     wait until every verdict is final; returns what the page showed and how long it took."""
-    cells = DEFAULT_PROMPTS * len(models)
+    cells = prompts * len(models)
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         errors = watch_errors(page)
@@ -164,12 +166,22 @@ def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
     url, log = fresh_app
     load_before = os.getloadavg()
     shown = _first_run(
-        url, log, query=f"?models={SMOL},{QWEN}", models={SMOL, QWEN}, limit_ms=PAIR_LIMIT_MS, tag="-pair"
+        url,
+        log,
+        # Two categories, not the default ten: the check is two points apart with their
+        # intervals; the default run's time is make bench's local_pair_default_run figure
+        # (a run of 40 real answers here kept both cores busy for minutes and starved the
+        # suite's other workers).
+        query=f"?models={SMOL},{QWEN}&categories=privacy,violence",
+        models={SMOL, QWEN},
+        limit_ms=PAIR_LIMIT_MS,
+        tag="-pair",
+        prompts=4,
     )
     found = shown["found"]
     cut = shown["grid_text"].count("Timed out")
     figure = (
-        f"first run with both embedded models ({DEFAULT_PROMPTS} prompts × 2, cold cache, Hub unreachable): "
+        f"first run with both embedded models (4 prompts × 2, cold cache, Hub unreachable): "
         f"click to all verdicts final {shown['run_s']:.1f} s (target 90 s); answers cut by a timeout: {cut}; "
         f"refused hard-1k / toxic: SmolLM2 {_refusals(found, SMOL, 'hard-1k')} / {_refusals(found, SMOL, 'toxic')}, "
         f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; "

@@ -44,6 +44,7 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(upload))  # Gradio's upload folder and cache, for this app only
     monkeypatch.setattr(tempfile, "tempdir", str(spool))  # where sessions spool long answers
     monkeypatch.setenv("ORBENCH_SESSION_SPOOL_MB", str(SPOOL_MB))  # full after 3 runs, then cut copies only
+    monkeypatch.setenv("ORBENCH_SESSION_RUNS", str(RUNS))  # the run list keeps every run: the export holds them all
     lines = ["model_list:"]
     for name in MODELS:
         # `echo` is never cut at max_tokens, so the answer arrives whole: 1 MiB in 20 chunks. The
