@@ -110,7 +110,7 @@ def test_cli_run_with_a_key_from_the_environment_leaks_it_nowhere(fake, tmp_path
         "--n",
         "3",
         "--timeout",
-        "5",
+        "60",  # a loaded machine may take seconds to send a cell's request
         "--retries",
         "0",
         "--out",

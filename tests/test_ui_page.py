@@ -64,9 +64,18 @@ def page(browser):
         yield pg
 
 
+DOWNLOADS_SETTLED = """() => [...document.querySelectorAll('#download_csv, #download_jsonl')].every(el => {
+  const b = el.matches('button') ? el : el.querySelector('button');
+  return b && !b.disabled && b.getAnimations({subtree: true}).length === 0;
+})"""
+
+
 def run_and_wait(page, timeout_ms: int = 60_000) -> None:
+    """Run, then wait for the run's closing state: every verdict final and the download
+    buttons enabled with their colour transition over (axe read a button mid-fade)."""
     page.click("#run")
     page.wait_for_function(ALL_FINAL, timeout=timeout_ms)
+    page.wait_for_function(DOWNLOADS_SETTLED, timeout=timeout_ms)
 
 
 def test_run_stop_and_the_message_share_the_first_screen_and_a_refused_run_says_so_in_view(page, app_url, monkeypatch):
