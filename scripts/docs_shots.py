@@ -126,8 +126,9 @@ def playground_shot(browser: Any, url: str, out: Path | None) -> list[dict[str, 
         page.click("#run")
         for name in MODELS:
             page.wait_for_function(VARIANT_FINAL, arg=name, timeout=60_000)
-        page.wait_for_selector("#scoreboard tr[data-variant='fake-refuse']")
-        page.wait_for_selector("#plot g.session-pt")
+        # The run's last frame carries the scoreboard and the plot; a busy machine may take a while.
+        page.wait_for_selector("#scoreboard tr[data-variant='fake-refuse']", timeout=60_000)
+        page.wait_for_selector("#plot g.session-pt", timeout=60_000)
         page.wait_for_function(
             "() => { const b = document.querySelector('button#download_csv'); return b && !b.disabled; }"
         )

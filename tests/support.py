@@ -203,9 +203,13 @@ VARIANT_FINAL = (
 """A page script: every answer of variant `v` (its `data-variant`) has its final verdict."""
 
 
-def choose(page, elem_id: str, text: str) -> None:
-    """Pick a Gradio dropdown option by its visible text."""
+def choose(page, elem_id: str, text: str, *, once_listed: str | None = None) -> None:
+    """Pick a Gradio dropdown option by its visible text. With `once_listed`, first wait
+    until an option with that text is in the open list: a list the server is about to
+    update re-uses its items, so a click aimed at one option can land on another."""
     page.click(f"#{elem_id} input")
+    if once_listed is not None:
+        page.locator(f"#{elem_id} li[role=option]", has_text=once_listed).first.wait_for(timeout=60_000)
     page.locator(f"#{elem_id} li[role=option]", has_text=text).first.click()
 
 

@@ -14,6 +14,9 @@ ALL_FINAL = (
 )
 ROWS = "() => [...document.querySelectorAll('#grid .verdict')].map(e => e.dataset.row).sort().join(',')"
 SCORED = "() => document.querySelector('#scoreboard td.scored')?.innerText || ''"
+RUN_ENDED = "() => document.querySelector('#progress .progress-box')?.dataset.state === 'finished'"
+"""The run's last frame has come: its cells can all be final (and scored) a frame before
+the run itself has ended, and the run list refuses to switch while a run is on."""
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +42,10 @@ def test_switch_to_an_earlier_run_and_back(app_url):
         second = page.evaluate(ROWS)
         together = len(set(first.split(",")) | set(second.split(",")))
         page.wait_for_function(f"n => ({SCORED})() === String(n)", arg=together, timeout=30_000)
+        page.wait_for_function(RUN_ENDED, timeout=60_000)
 
-        choose(page, "run_history", "Run 1 ·")
+        choose(page, "run_history", "Run 1 ·", once_listed="Run 2 ·")
+        page.wait_for_function("() => document.querySelector('#run_history input')?.value.startsWith('Run 1 ·')")
         page.wait_for_function(f"r => ({ROWS})() === r", arg=first, timeout=30_000)
         page.wait_for_function(f"() => ({SCORED})() === '2'", timeout=30_000)
         assert "Showing run 1" in page.inner_text("#progress")
