@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .env_numbers import env_number
+
 LOCAL_API_KEY = "none"
 """The servers take no key; LiteLLM/openai still want a non-empty one."""
 READY_TIMEOUT_S = 60.0
@@ -333,13 +335,10 @@ def _usable_cpus() -> int:
 
 
 def _env_int(name: str, default: int, lo: int, hi: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
     try:
-        value = int(raw)
-    except ValueError:
-        raise LocalModelError(f"{name} must be an integer, got {raw!r}") from None
+        value = env_number(name, default, int, strict=True)
+    except ValueError as exc:
+        raise LocalModelError(str(exc)) from None
     return max(lo, min(hi, value))
 
 

@@ -18,10 +18,10 @@ Gradio import.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 
+from ..env_numbers import env_number
 from ..types import CellResult, Prompt
 from .run_view import CellView, RunView
 
@@ -35,13 +35,7 @@ ALL_RUNS_LABEL = "All runs (the scoreboard combines the runs of the same variant
 
 def max_runs() -> int:
     """ORBENCH_SESSION_RUNS: the runs one session keeps (at least 1; default 20)."""
-    raw = os.environ.get("ORBENCH_SESSION_RUNS", "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_SESSION_RUNS
-    except ValueError:
-        log.warning("ORBENCH_SESSION_RUNS=%r is not a whole number; using %s", raw, DEFAULT_SESSION_RUNS)
-        value = DEFAULT_SESSION_RUNS
-    return max(1, value)
+    return max(1, env_number("ORBENCH_SESSION_RUNS", DEFAULT_SESSION_RUNS, int))
 
 
 @dataclass

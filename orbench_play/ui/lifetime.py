@@ -32,11 +32,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
+
+from ..env_numbers import env_number
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,7 @@ _holders: weakref.WeakSet[Any] = weakref.WeakSet()
 
 def ttl_s() -> float:
     """ORBENCH_SESSION_TTL_S: seconds a session lives after its last use (default 1,800)."""
-    raw = os.environ.get("ORBENCH_SESSION_TTL_S", "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_TTL_S
-    except ValueError:
-        log.warning("ORBENCH_SESSION_TTL_S=%r is not a number; using %s", raw, DEFAULT_TTL_S)
-        return DEFAULT_TTL_S
+    value = env_number("ORBENCH_SESSION_TTL_S", DEFAULT_TTL_S, float)
     return value if 0 < value < float("inf") else DEFAULT_TTL_S
 
 
