@@ -36,9 +36,11 @@ _KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789'" + _PUNCT.encode()
 _SEPARATORS = bytes(c if c in _KEEP else 32 for c in range(256))
 """Every byte `_TOKEN` never consumes, as a space: mapping one non-token
 character to another cannot change the tokens."""
-_ODD_APOSTROPHE = re.compile(r"(?<![a-z0-9])'|'(?![a-z])|'[a-z]+['0-9]")
+_ODD_APOSTROPHE = re.compile(r"'(?:(?<![a-z0-9]')|(?![a-z])|[a-z]+['0-9])")
 """An apostrophe `_TOKEN` does not keep inside a word ("'90s", "dogs'",
-"rock'n'roll", "a'b1"): only then do space-separated words and tokens differ."""
+"rock'n'roll", "a'b1"): only then do space-separated words and tokens differ.
+It opens with the apostrophe itself (the look-behind comes after it) so that
+the search skips straight from one apostrophe to the next."""
 
 
 def tokens(text: str) -> list[str]:
