@@ -154,10 +154,10 @@ def ask_of(prompt: str) -> Ask:
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+[.)]|[-*•])\s)")
 _SENTENCES = re.compile(r"[.!?\n:](?:(?<=([.!?]))[\"')\]]*\s+|(?<=\n)\n*|(?<=:)\s+)")
 """Sentence ends; the captured mark tells a question ("?") from a statement.
-Written as `([.!?])["')\]]*\s+|\n+|:\s+` with the first character taken
-out in front (the look-behinds tell which end it was), so that the regex
-engine skips to the next candidate character instead of trying every
-position: splitting an answer into sentences is the costliest step of `read`."""
+The end character (".", "!", "?", a newline or a colon) is matched first and
+the look-behinds then tell which end it was, so that the regex engine skips to
+the next such character instead of trying every position: splitting an answer
+into sentences was the costliest step of `read`."""
 _VOICE = re.compile(
     r"^\W{0,4}(?:\[[^\]\n]{1,40}\]:?|\([^)\n]{1,40}\):?|"
     r"(?:[A-Z][A-Z0-9-]{1,15}|\w*(?:GPT|Gpt|DAN|Dan|AI|Bot|BOT|Mode|Output|Aligned|aligned)\w*)(?: \w+){0,3}(?: \([\w ]{1,20}\))?:(?!//)|"

@@ -4,6 +4,7 @@ answer, its tokens and n-grams, sentence and word-boundary helpers."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import chain, repeat
 from operator import add
 
@@ -60,10 +61,12 @@ def tokens(text: str) -> list[str]:
     return spaced.split()
 
 
-def bigrams(toks: list[str]) -> map:
-    """ "a b" for each pair of neighbouring tokens, in order (two C-level
+def bigrams(toks: list[str]) -> Iterator[str]:
+    """Each pair of neighbouring tokens as "a b", in order (two C-level
     concatenations per pair: cheaper than joining pairs)."""
     return map(add, map(add, toks, repeat(" ")), toks[1:])
+
+
 _SENTENCE_END = re.compile(r"[.!?] ")
 
 
