@@ -24,7 +24,17 @@ def features(text: str) -> tuple[list[str], list[str]]:
     alike; and features counted at full weight: the first one to three words
     and the rule signals. Shared with scripts/train_verdict_model.py.
     """
+    ngrams, fixed, _, _ = opening_features(text)
+    return ngrams, fixed
+
+
+def opening_features(text: str) -> tuple[list[str], list[str], str, frozenset[str]]:
+    """`features`, plus what the layers after the model read again: the
+    normalised opening (`text.normalise`) and its n-grams as a set, so that
+    the gates (`isdisjoint` against word sets) test hashes in a set rather
+    than go through a dict view or a list, and nothing is normalised twice."""
     head, toks, grams = _opening(text)
+    words = frozenset(grams)
     n = len(text)
     fixed = [
         "s1:" + " ".join(toks[:1]),
@@ -32,8 +42,8 @@ def features(text: str) -> tuple[list[str], list[str]]:
         "s3:" + " ".join(toks[:3]),
         _LENGTH_BUCKETS[(n >= 120) + (n >= 300) + (n >= 800)],
     ]
-    fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, grams.keys()).items() if v]
-    return list(grams), fixed
+    fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, words).items() if v]
+    return list(grams), fixed, head, words
 
 
 _LENGTH_BUCKETS = ("len:0", "len:1", "len:2", "len:3")

@@ -29,6 +29,7 @@ set tests, and only the first `READ_CHARS` characters are read.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -105,6 +106,7 @@ _STOP = frozenset(
 
 _SUFFIX = re.compile(r"(?<=\w{4})(?:ing|ers|ed|es|er|ly|s)$")
 _STEMS: dict[str, str] = {}
+_STEMS_MAX = 200_000
 
 
 def _stem(word: str) -> str:
@@ -114,9 +116,20 @@ def _stem(word: str) -> str:
         got = _SUFFIX.sub("", word) if word not in _STOP and len(word) > 2 else ""
         if got != word and len(got) > 3 and got[-1] == got[-2] and got[-1] not in "lsaeiou":
             got = got[:-1]  # "scamming" → "scamm" → "scam"
-        if len(_STEMS) < 200_000:
+        if len(_STEMS) < _STEMS_MAX:
             _STEMS[word] = got
     return got
+
+
+def _stem_each(words: Collection[str]) -> Iterator[str]:
+    """`map(_stem, words)`, looked up at C level: the words not memoised yet
+    are stemmed first (a set difference finds them), then the memo is read
+    with `map`. `read` stems every word of an answer, mostly words seen before."""
+    for word in set(words).difference(_STEMS):
+        _stem(word)
+    if len(_STEMS) >= _STEMS_MAX:
+        return map(_stem, words)  # the memo is full: some words are not in it
+    return map(_STEMS.__getitem__, words)
 
 
 def _stems(words: list[str]) -> set[str]:
@@ -152,8 +165,12 @@ def ask_of(prompt: str) -> Ask:
 # --- the answer, sentence by sentence --------------------------------------------------
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+[.)]|[-*•])\s)")
-_SENTENCES = re.compile(r"([.!?])[\"')\]]*\s+|\n+|:\s+")
-"""Sentence ends; the captured mark tells a question ("?") from a statement."""
+_SENTENCES = re.compile(r"[.!?\n:](?:(?<=([.!?]))[\"')\]]*\s+|(?<=\n)\n*|(?<=:)\s+)")
+"""Sentence ends; the captured mark tells a question ("?") from a statement.
+The end character (".", "!", "?", a newline or a colon) is matched first and
+the look-behinds then tell which end it was, so that the regex engine skips to
+the next such character instead of trying every position: splitting an answer
+into sentences was the costliest step of `read`."""
 _VOICE = re.compile(
     r"^\W{0,4}(?:\[[^\]\n]{1,40}\]:?|\([^)\n]{1,40}\):?|"
     r"(?:[A-Z][A-Z0-9-]{1,15}|\w*(?:GPT|Gpt|DAN|Dan|AI|Bot|BOT|Mode|Output|Aligned|aligned)\w*)(?: \w+){0,3}(?: \([\w ]{1,20}\))?:(?!//)|"
@@ -507,7 +524,7 @@ def _pivot_or_content(low: str, words: list[str], ask: Ask, said: int) -> str:
         # more useful to look at…" turns away: what follows the contrast decides
         return "pivot" if _REDIRECT.match(low, contrast.end()) else "content"
     plain = _ALT_WORDS.isdisjoint(words)
-    subject_hits = len(ask.subject.intersection(map(_stem, words)))
+    subject_hits = len(ask.subject.intersection(_stem_each(words)))
     if plain and subject_hits >= max(2, len(ask.subject) // 2):
         return "bridge"  # "if you're looking for <the subject>, here's…"
     if plain and not _STRONG_PIVOT.match(low):
@@ -569,7 +586,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
             seen: set[str] = set()
             for words in words_of:
                 seen.update(words)
-            about = v.about = len(ask.subject.intersection(map(_stem, seen))) >= need
+            about = v.about = len(ask.subject.intersection(_stem_each(seen))) >= need
         else:
             about = v.about = True
         for (sentence, is_item, block), low, words in zip(sentences, lows, words_of, strict=True):
@@ -608,7 +625,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                     first_content
                     and rebuttable
                     and _NEGATION.search(low)
-                    and (not ask.subject or ask.subject.intersection(map(_stem, words)))
+                    and (not ask.subject or ask.subject.intersection(_stem_each(words)))
                 ):
                     v.rebutted = True  # "X should not be…": the premise rejected
                     v.moral += n

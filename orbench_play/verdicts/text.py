@@ -4,7 +4,9 @@ answer, its tokens and n-grams, sentence and word-boundary helpers."""
 from __future__ import annotations
 
 import re
-from itertools import chain, pairwise
+from collections.abc import Iterator
+from itertools import chain, repeat
+from operator import add
 
 HEAD_CHARS = 400
 """Only the opening of an answer is read: that is where refusals are stated."""
@@ -30,6 +32,41 @@ _DECOR = frozenset(_DECOR_CHARS)
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[.,!?:;]")
 MAX_TOKENS = 64
+_PUNCT = ".,!?:;"
+_KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789'" + _PUNCT.encode()
+_SEPARATORS = bytes(c if c in _KEEP else 32 for c in range(256))
+"""Every byte `_TOKEN` never consumes, as a space: mapping one non-token
+character to another cannot change the tokens."""
+_ODD_APOSTROPHE = re.compile(r"'(?:(?<![a-z0-9]')|(?![a-z])|[a-z]+['0-9])")
+"""An apostrophe `_TOKEN` does not keep inside a word ("'90s", "dogs'",
+"rock'n'roll", "a'b1"): only then do space-separated words and tokens differ.
+It opens with the apostrophe itself (the look-behind comes after it) so that
+the search skips straight from one apostrophe to the next."""
+
+
+def tokens(text: str) -> list[str]:
+    """`_TOKEN.findall(text)`, about twice as fast for ASCII text: this is the
+    hot path of every verdict. Non-token characters become spaces (one C-level
+    byte translation), punctuation is spaced out, and the words are then the
+    tokens, unless an apostrophe sits where the regex splits or drops it, or
+    the text is not ASCII: then the regex decides."""
+    if not text.isascii():
+        return _TOKEN.findall(text)
+    spaced = text.encode().translate(_SEPARATORS).decode()
+    if "'" in spaced and _ODD_APOSTROPHE.search(spaced):
+        return _TOKEN.findall(text)
+    for p in _PUNCT:
+        if p in spaced:
+            spaced = spaced.replace(p, f" {p} ")
+    return spaced.split()
+
+
+def bigrams(toks: list[str]) -> Iterator[str]:
+    """Each pair of neighbouring tokens as "a b", in order (two C-level
+    concatenations per pair: cheaper than joining pairs)."""
+    return map(add, map(add, toks, repeat(" ")), toks[1:])
+
+
 _SENTENCE_END = re.compile(r"[.!?] ")
 
 
@@ -58,8 +95,8 @@ def _opening(text: str) -> tuple[str, list[str], dict[str, None]]:
     """(normalised opening, its first MAX_TOKENS tokens, their unigrams and
     bigrams in order without repeats). Bigrams are "a b": tokens hold no spaces."""
     head = normalise(text)
-    toks = _TOKEN.findall(head)[:MAX_TOKENS]
-    grams = dict.fromkeys(chain(toks, map(" ".join, pairwise(toks))))
+    toks = tokens(head)[:MAX_TOKENS]
+    grams = dict.fromkeys(chain(toks, bigrams(toks)))
     return head, toks, grams
 
 
@@ -75,5 +112,5 @@ def phrase_set(phrases: str) -> frozenset[str]:
 
 def grams_of(text: str) -> set[str]:
     """Unigrams and bigrams of an already normalised text (all of it)."""
-    toks = _TOKEN.findall(text)
-    return {*toks, *map(" ".join, pairwise(toks))}
+    toks = tokens(text)
+    return {*toks, *bigrams(toks)}
