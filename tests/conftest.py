@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -121,19 +122,37 @@ def redis_url(redis_server, monkeypatch: pytest.MonkeyPatch) -> str:
     return redis_server.url
 
 
+_FAKE_SERVERS: list[FakeOpenAIServer] = []
+
+
 @pytest.fixture(scope="session")
 def fake_server():
     server = FakeOpenAIServer().start()
+    _FAKE_SERVERS.append(server)
     try:
         yield server
     finally:
+        _FAKE_SERVERS.remove(server)
         server.stop()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _fake_server_fresh_for_each_module() -> Iterator[None]:
+    """A module's delays, texts and keys stay in it: the next module on this worker
+    finds the worker's fake server as it started (see `fake` for single tests)."""
+    yield
+    for server in _FAKE_SERVERS:
+        server.reset()
+
+
 @pytest.fixture
-def fake(fake_server: FakeOpenAIServer) -> FakeOpenAIServer:
+def fake(fake_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
+    """The worker's fake server, reset before the test and after it: what a test sets
+    (a required key, a behaviour, a delay) must not reach the next module's tests on
+    this worker, some of which use `fake_server` as they find it."""
     fake_server.reset()
-    return fake_server
+    yield fake_server
+    fake_server.reset()
 
 
 @pytest.fixture(scope="session")

@@ -77,7 +77,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 
 @pytest.mark.browser
-def test_the_readme_screenshots_show_the_page_as_it_is(fake_server, tmp_path):
+def test_the_readme_screenshots_show_the_page_as_it_is(fake, tmp_path):
     """The screenshots are pictures of a scripted run (`make docs-shots`); the same run
     now must lay the page out as it was then: the same elements, in the same order,
     the same ones in the picture. A stale picture (a control that no longer exists, a
@@ -91,7 +91,7 @@ def test_the_readme_screenshots_show_the_page_as_it_is(fake_server, tmp_path):
         assert (REPO / "docs" / name).is_file(), name
         if name == "playground.png":
             assert _png_size(REPO / "docs" / name) == (width, height)
-    models = fake_models_yaml(tmp_path / "models.yaml", fake_server.base_url, docs_shots.MODELS)
+    models = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, docs_shots.MODELS)
     with serve_playground(models) as url:
         now = docs_shots.take(url)
     for name in docs_shots.VIEWPORTS:
