@@ -71,8 +71,11 @@ run: $(APP_STAMP)
 # The suite runs on $(TEST_WORKERS) pytest-xdist workers, a test module per worker at a
 # time (--dist loadscope), so a module's app or fake server is started once. More
 # workers than cores pays here: most tests wait on sockets, subprocesses and browsers.
+# Modules go out in collection order (tests/conftest.py puts the few that take minutes
+# first), not xdist's default of the most tests first, which left the embedded-model
+# module (two tests, four minutes) to start last and run alone at the end.
 TEST_WORKERS ?= 3
-PYTEST_XDIST  = -n $(TEST_WORKERS) --dist loadscope
+PYTEST_XDIST  = -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 test: browser-deps redis-deps $(DEV_STAMP)
 	$(PY) -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)

@@ -44,8 +44,34 @@ for _k, _v in {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "HF_DATASETS_OFFLINE": "1",
     "DO_NOT_TRACK": "1",
+    # The embedded models decode on one thread each here: the suite's workers keep both
+    # cores busy, and llama.cpp's threads wait for each other by spinning, so a second
+    # thread bought CPU, not speed (the first-run test alone: 78 -> 66 CPU-seconds for
+    # 31.5 -> 34.9 s of run; beside the rest of the suite its run took 163 s on two).
+    "ORBENCH_LOCAL_THREADS": "1",
+    "ORBENCH_QWEN_THREADS": "1",
 }.items():
     os.environ.setdefault(_k, _v)
+
+SLOW_MODULES_FIRST = (
+    "test_first_run_browser.py",
+    "test_ui_resources.py",
+    "test_load.py",
+    "test_stream_paths.py",
+    "test_replicas.py",
+)
+"""Modules that take minutes each start first, on workers of their own (`--dist
+loadscope` hands out modules in collection order), instead of being the tail of
+the run while the other workers have finished."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return SLOW_MODULES_FIRST.index(name) if name in SLOW_MODULES_FIRST else len(SLOW_MODULES_FIRST)
+
+    items.sort(key=rank)  # stable: every module keeps its own order
+
 
 for _k in (
     "ORBENCH_MODELS",
