@@ -247,7 +247,8 @@ RERUN_MIX = ("answer", "cut", "malformed", "hang-mid", "e401", "filtered", "empt
 async def test_failed_cells_are_never_cached_and_a_rerun_resends_exactly_them(fake, tmp_path, no_egress):
     cache = ResultCache(tmp_path / "cache")
     models = tuple(_spec(fake, b) for b in RERUN_MIX)
-    config = RunConfig(models=models, prompts=PROMPTS, timeout_s=1.0, max_retries=0)
+    # TIMEOUT_S, not 1 s: on a loaded machine a good answer's first chunk took longer than 1 s.
+    config = RunConfig(models=models, prompts=PROMPTS, timeout_s=TIMEOUT_S, max_retries=0)
     first = await _drive(config, cache=cache)
     ends = {e.cell_id: e for _, e in first.events if e.kind in ("done", "error")}
     failed = {cid for cid, e in ends.items() if e.kind == "error"}
