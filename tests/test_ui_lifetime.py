@@ -134,6 +134,10 @@ def test_sessions_gradio_evicts_at_its_capacity_are_cleaned(fake, tmp_path, root
 
 
 def test_the_reaper_ends_idle_and_unheld_sessions_but_never_a_running_or_held_one(roots):
+    import gc
+
+    gc.collect()  # sessions of earlier tests, still tracked until collected, must not be counted below
+    lifetime.sweep(time.monotonic() + 1e9, held=None, ttl=1)
     now = time.monotonic()
     idle, unheld, held, running, fresh = (new_session() for _ in range(5))
     for sess in (idle, unheld, held, running):
