@@ -76,6 +76,8 @@ SMOL = "local/smollm2-135m"
 QWEN = "local/qwen2.5-coder-0.5b"
 PAIR_LIMIT_MS = 900_000
 """The pair on a shared machine: the figure is what counts (README, benchmarks)."""
+PAIR_PROMPTS = 4
+"""The pair's run: one prompt of each of two categories, in hard-1k and in toxic."""
 POINTS_JS = "els => els.map(e => e.dataset.model)"
 
 
@@ -187,12 +189,12 @@ def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
         models={SMOL, QWEN},
         limit_ms=PAIR_LIMIT_MS,
         tag="-pair",
-        prompts=4,
+        prompts=PAIR_PROMPTS,
     )
     found = shown["found"]
     cut = shown["grid_text"].count("Timed out")
     figure = (
-        f"first run with both embedded models (4 prompts × 2, cold cache, Hub unreachable): "
+        f"first run with both embedded models ({PAIR_PROMPTS} prompts × 2, cold cache, Hub unreachable): "
         f"click to all verdicts final {shown['run_s']:.1f} s (target 90 s); answers cut by a timeout: {cut}; "
         f"refused hard-1k / toxic: SmolLM2 {_refusals(found, SMOL, 'hard-1k')} / {_refusals(found, SMOL, 'toxic')}, "
         f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; "
