@@ -114,3 +114,49 @@ def grams_of(text: str) -> set[str]:
     """Unigrams and bigrams of an already normalised text (all of it)."""
     toks = tokens(text)
     return {*toks, *bigrams(toks)}
+
+
+_NOT_SPEAKERS = frozenset(("note", "disclaimer", "warning", "step", "title", "caution", "important", "tl;dr"))
+"""Labels that open an answer's own content, not a voice: kept."""
+_AS_PERSONA = re.compile(r"As (?:[A-Z][\w-]*)(?: [A-Z][\w-]*){0,2}(?: with [\w ]{1,30}? (?:enabled|mode))?, ")
+_SPEAKER_MAX = 32
+
+
+def without_speaker(text: str) -> str:
+    """The answer without the speaker label a role-play answer opens with
+    ("SIM: …", "[ChatGPT]: …", "(🤖ChatGPT) …", "As DAN, …"). The label says
+    who speaks, not what is said: left in, it hides an apology or a refusal
+    from every rule that reads the answer's first words."""
+    start = len(text) - len(text.lstrip())
+    head = text[start : start + _SPEAKER_MAX + 2]
+    if not head:
+        return text
+    first = head[0]
+    if first in "[(【":
+        close = {"[": "]", "(": ")", "【": "】"}[first]
+        end = head.find(close)
+        label = head[1:end]
+        if end < 2 or "\n" in label or label.count(" ") > 3 or not (label[:1].isupper() or not label[:1].isalnum()):
+            return text
+        rest = text[start + end + 1 :]
+        stripped = rest.lstrip()
+        if stripped.startswith(":"):
+            stripped = stripped[1:].lstrip()
+        # "(1) First, …" and "[1]" are the answer's own numbering
+        return stripped if stripped and not label.isdigit() else text
+    if first == "A" and head.startswith("As "):
+        m = _AS_PERSONA.match(text, start)
+        return text[m.end() :] if m else text
+    colon = head.find(":")
+    if colon < 1 or head[colon + 1 : colon + 2] not in (" ", "\n"):
+        return text
+    label = head[:colon]
+    if (
+        "\n" in label
+        or label.count(" ") > 3
+        or label[:1].isdigit()
+        or label.lower() in _NOT_SPEAKERS
+        or not all(w[:1].isupper() or not w[:1].isalnum() for w in label.split())
+    ):
+        return text
+    return text[start + colon + 1 :].lstrip() or text
