@@ -133,7 +133,7 @@ def _stem_each(words: Collection[str]) -> Iterator[str]:
 
 
 def _stems(words: list[str]) -> set[str]:
-    out = set(map(_stem, words))
+    out = set(_stem_each(words))
     out.discard("")
     return out
 
