@@ -114,8 +114,21 @@ def load_report(app_url, fake_server, tmp_path_factory):
         return _measure(app_url, fake_server, tmp_path_factory.mktemp("load-report"))
 
 
-def _measure(app_url, fake_server, tmp_path) -> dict:
+CLIENT_TIMEOUT_S = 60.0
+"""gradio_client's HTTP time limit. Its default is httpx's 5 s for the queue's
+join request, and with 24 sessions arriving at once on a busy 2-core machine
+the app can take longer than that to answer one (a quiet full run lost a
+session so): a visitor's browser would wait."""
+
+
+def _client(url: str):
+    import httpx
     from gradio_client import Client
+
+    return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(CLIENT_TIMEOUT_S)})
+
+
+def _measure(app_url, fake_server, tmp_path) -> dict:
 
     fake_server.reset()
     fake_server.delay = 1.0  # the slow model streams for ~1 s, like a real one
@@ -125,12 +138,12 @@ def _measure(app_url, fake_server, tmp_path) -> dict:
     solo_times = []
     for i in range(3):
         outcome = SessionOutcome(seed=9000 + i)
-        _one_session(Client(app_url, verbose=False), outcome.seed, 300 + i, outcome)
+        _one_session(_client(app_url), outcome.seed, 300 + i, outcome)
         assert outcome.error is None and _score(outcome)[1:] == (0, 0), (outcome.error, _score(outcome))
         solo_times.append(outcome.seconds)
     solo = statistics.median(solo_times[1:])
 
-    clients = [Client(app_url, verbose=False) for _ in range(SESSIONS)]
+    clients = [_client(app_url) for _ in range(SESSIONS)]
     outcomes = [SessionOutcome(seed=100 + i) for i in range(SESSIONS)]
     barrier = threading.Barrier(SESSIONS)
 
