@@ -30,9 +30,9 @@ def require_redis_server() -> str:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    from support import free_port
+
+    return free_port()
 
 
 class RedisServer:

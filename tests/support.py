@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -31,8 +32,39 @@ CHROMIUM_ARGS = [
 ]
 
 
+PORTS_FROM = 10_000
+"""Test servers take ports from here up to the kernel's ephemeral range."""
+
+
+def _port_slice() -> range:
+    """This xdist worker's own ports: below the kernel's ephemeral range, which
+    every outgoing connection (and `bind(0)`) draws from, and split between the
+    workers. A port taken with `bind(0)` could be handed to another process's
+    connection or server before ours bound it (a loaded full run lost a test to
+    "Cannot find empty port" so)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").lstrip("gw") or 0) % workers
+    size = max(1, (low - PORTS_FROM) // workers)
+    start = PORTS_FROM + worker * size
+    return range(start, start + size)
+
+
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on right now."""
+    """A port on 127.0.0.1 that nothing listens on right now, from this
+    worker's own slice (`_port_slice`); the kernel's choice if the slice is full."""
+    ports = _port_slice()
+    for _ in range(100):
+        port = random.choice(ports)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

@@ -74,11 +74,12 @@ def test_an_endless_answer_is_cut_by_us_at_its_bound_and_not_cached(fake, monkey
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("behaviour", ["no-newline", "no-newline/gzip", "no-newline/deflate", "no-newline/br"])
 def test_a_line_that_never_ends_stops_at_the_event_bound(fake, monkeypatch, cache, path, behaviour):
-    started = time.perf_counter()
+    # the bound's error, not a time limit's, says the bound ended the stream (it
+    # used to run until the time limit); a stopwatch here failed whenever the
+    # test happened to be a worker's first and paid for importing LiteLLM
     result = _run(fake, behaviour, path, monkeypatch, cache=cache)
     assert result.error == f"Stopped reading: one event of the answer stream passed {BOUNDS.event_bytes:,} bytes."
     assert result.attempts == 1 and len(cache) == 0
-    assert time.perf_counter() - started < 4.5  # long before the 5 s limit that used to end it
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -119,7 +120,7 @@ from orbench_play.types import Prompt, RunConfig
 prompt = Prompt("hard-1k:1", "hard-1k", "privacy", "hi")
 def run(name):
     config = RunConfig(models=(custom_endpoint(base_url, name, "k"),), prompts=(prompt,), use_cache=False,
-                       timeout_s=5, token_timeout_s=0.0, max_retries=0)
+                       timeout_s=60, token_timeout_s=0.0, max_retries=0)
     return asyncio.run(engine.collect(config))[0]
 run("answer"), run("answer/gzip")  # everything a cell loads, loaded
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -136,7 +137,10 @@ def test_one_bombed_cell_raises_peak_rss_by_its_bounds_plus_a_constant(fake, tmp
     """Peak RSS (ru_maxrss, so a spike counts) of a process that has run a cell
     already, across a gzip bomb of one endless line, an endless gzip answer and
     a flood of empty chunks. Before the bounds, one such cell took the app from
-    380 MB to 1,863 MB (and this test's bomb +206 MB in its 5 s)."""
+    380 MB to 1,863 MB (and this test's bomb +206 MB in its 5 s). Each cell may
+    take 60 s, so that the bound, not the clock, ends every bomb (a loaded full
+    run timed the wrapper path out at 5 s, 11,188 characters into the endless
+    answer)."""
     script = tmp_path / "child.py"
     script.write_text(_RSS_CHILD, encoding="utf-8")
     proc = subprocess.run(
