@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 REDIS_SERVER = "redis-server"
 INSTALL = "run 'sudo apt-get install redis-server' (or make test as root) and run the tests again"
@@ -29,18 +30,12 @@ def require_redis_server() -> str:
     return path
 
 
-def _free_port() -> int:
-    from support import free_port
-
-    return free_port()
-
-
 class RedisServer:
     """`redis-server` on 127.0.0.1 on a free port, nothing persisted; `url` for ORBENCH_REDIS_URL."""
 
     def __init__(self, password: str | None = None) -> None:
         self.binary = require_redis_server()
-        self.port = _free_port()
+        self.port = free_port()
         self.password = password
         self.folder = Path(tempfile.mkdtemp(prefix="orbench-redis-"))
         self.proc: subprocess.Popen | None = None

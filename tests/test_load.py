@@ -129,7 +129,6 @@ def _client(url: str):
 
 
 def _measure(app_url, fake_server, tmp_path) -> dict:
-
     fake_server.reset()
     fake_server.delay = 1.0  # the slow model streams for ~1 s, like a real one
     fake_server.chunks = 10

@@ -120,6 +120,7 @@ _NOT_SPEAKERS = frozenset(("note", "disclaimer", "warning", "step", "title", "ca
 """Labels that open an answer's own content, not a voice: kept."""
 _AS_PERSONA = re.compile(r"As (?:[A-Z][\w-]*)(?: [A-Z][\w-]*){0,2}(?: with [\w ]{1,30}? (?:enabled|mode))?, ")
 _SPEAKER_MAX = 32
+_CLOSING = {"[": "]", "(": ")", "【": "】"}
 
 
 def without_speaker(text: str) -> str:
@@ -132,9 +133,8 @@ def without_speaker(text: str) -> str:
     if not head:
         return text
     first = head[0]
-    if first in "[(【":
-        close = {"[": "]", "(": ")", "【": "】"}[first]
-        end = head.find(close)
+    if first in _CLOSING:
+        end = head.find(_CLOSING[first])
         label = head[1:end]
         if end < 2 or "\n" in label or label.count(" ") > 3 or not (label[:1].isupper() or not label[:1].isalnum()):
             return text
