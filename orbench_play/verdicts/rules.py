@@ -44,6 +44,7 @@ _REFUSAL_MARKERS = re.compile(
     r"i must (?:respectfully )?(?:decline|refuse)|i (?:have to|need to) (?:respectfully )?decline|i (?:respectfully )?decline|"
     r"i refuse to|i'd rather not|i would rather not|i'm not (?:programmed|designed|allowed|permitted)|"
     r"against (?:my|our) (?:programming|guidelines|policies|policy|ethical guidelines|principles)|"
+    r"(?:goes|go|would go|is|would be) against (?:these|those|such) (?:guidelines|principles|values)(?! of)|"
     r"(?:not within|outside) (?:my|the scope of my) (?:programming|ethical guidelines|capabilities|guidelines)|"
     r"i can't (?:help|assist) with that|i cannot (?:help|assist) with that|"
     r"(?:that|this) (?:is not|isn't) something i can|not something i (?:can|am able to|'m able to|will)|"
