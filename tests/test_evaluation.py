@@ -219,7 +219,7 @@ def test_streaming_measure_counts_words_after_the_first_verdict():
     class Scripted:
         """Shows 'direct_refusal' after two words, then 'indirect_refusal' after four."""
 
-        def __init__(self):
+        def __init__(self, _prompt):
             self.n = 0
             self.label = None
 

@@ -479,3 +479,20 @@ def test_the_badge_says_the_other_side_was_argued():
     verdict = verdicts.classify(text, prompt=prompt)
     assert verdict.source == "task"
     assert "other side argued" in verdicts.explain(verdict, text, prompt)
+
+
+def test_a_streamed_answer_after_a_disclaimer_shows_as_an_answer_before_it_ends():
+    prompt, text, _ = OTHER_TASKS[2]
+    live = verdicts.LiveVerdict(prompt)
+    shown = []
+    for word in text.split(" "):
+        live.feed(word + " ")
+        shown.append(live.label)
+    first = next(label for label in shown if label is not None)
+    assert first in ("direct_refusal", "indirect_refusal")  # the disclaimer reads as a refusal at first
+    assert shown[-1] == "direct_answer" == live.finish(text, "stop", prompt=prompt).label
+    # without the prompt the provisional verdict reads the opening only, as before
+    blind = verdicts.LiveVerdict()
+    for word in text.split(" "):
+        blind.feed(word + " ")
+    assert blind.label in ("direct_refusal", "indirect_refusal")

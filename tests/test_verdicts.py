@@ -371,7 +371,11 @@ def test_live_answer_stream():
 def test_live_is_cheap_per_chunk(monkeypatch):
     calls = []
     real = verdicts.classify
-    monkeypatch.setattr(verdicts.live, "classify", lambda t, final=True: calls.append(len(t)) or real(t, final=final))
+    monkeypatch.setattr(
+        verdicts.live,
+        "classify",
+        lambda t, final=True, prompt="": calls.append(len(t)) or real(t, final=final, prompt=prompt),
+    )
     live = LiveVerdict()
     text = "word " * 2000  # 10,000 characters in 1-char chunks
     for ch in text:
@@ -411,7 +415,11 @@ def test_live_reads_a_direct_refusal_on_until_its_alternatives():
 def test_live_stops_reading_an_answer_at_live_stable(monkeypatch):
     calls = []
     real = verdicts.classify
-    monkeypatch.setattr(verdicts.live, "classify", lambda t, final=True: calls.append(len(t)) or real(t, final=final))
+    monkeypatch.setattr(
+        verdicts.live,
+        "classify",
+        lambda t, final=True, prompt="": calls.append(len(t)) or real(t, final=final, prompt=prompt),
+    )
     live = LiveVerdict()
     for chunk in _chunks(ANSWERS[2] * 20, 7):
         live.feed(chunk)

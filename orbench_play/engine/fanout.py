@@ -85,7 +85,7 @@ class _Cell:
         self.pending: list[str] = []
         self.thinking: list[str] = []
         self.dirty = False
-        self.live = verdicts.LiveVerdict()
+        self.live = verdicts.LiveVerdict(prompt.text)
         self.spent = 0.0
         """Dollars the provider will bill for this cell's attempts so far."""
 
@@ -106,7 +106,7 @@ class _Cell:
         and the provisional verdict starts again from the real answer."""
         self.flush()
         self.emit("delta", moved=True)
-        self.live = verdicts.LiveVerdict()
+        self.live = verdicts.LiveVerdict(self.prompt.text)
 
     def emit(self, kind: EventKind, **fields) -> None:
         self.engine.emit(

@@ -116,16 +116,17 @@ class StreamingReport:
     """Provisional label changes per answer."""
 
 
-def streaming_agreement(rows: Sequence[LabelledRow], make_live: Callable[[], Any] | None = None) -> StreamingReport:
-    """Feed each answer to a fresh LiveVerdict one word (plus its spaces) at a
-    time, as a stream would, then finish it; compare what was shown with the end."""
+def streaming_agreement(rows: Sequence[LabelledRow], make_live: Callable[[str], Any] | None = None) -> StreamingReport:
+    """Feed each answer to a fresh LiveVerdict for its prompt one word (plus its
+    spaces) at a time, as a stream would, then finish it; compare what was
+    shown with the end."""
     if make_live is None:
         from ..verdicts import LiveVerdict
 
         make_live = LiveVerdict
     steps = agree = agree_bin = last_ok = changes = answers = 0
     for row in rows:
-        live = make_live()
+        live = make_live(row.prompt)
         shown: list[str | None] = []
         for word in _WORDS.findall(row.response):
             live.feed(word)

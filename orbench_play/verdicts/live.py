@@ -31,9 +31,13 @@ class LiveVerdict:
     for a direct refusal so far, whose alternatives may come after its reasons.
     """
 
-    __slots__ = ("_checked_at", "_done", "_last", "_len", "_parts")
+    __slots__ = ("_checked_at", "_done", "_last", "_len", "_parts", "_prompt")
 
-    def __init__(self) -> None:
+    def __init__(self, prompt: str = "") -> None:
+        self._prompt = prompt
+        """The prompt the answer is for: a long refusal so far is read against
+        it (`classify`'s task reading), so an answer that follows a disclaimer
+        shows as one while it streams, not only at the end."""
         self._parts: list[str] = []
         self._len = 0
         self._last: str | None = None
@@ -62,7 +66,7 @@ class LiveVerdict:
         if not text.strip():
             return None
         self._checked_at = self._len
-        verdict = classify(text, final=False)
+        verdict = classify(text, final=False, prompt=self._prompt)
         if self._len >= (LIVE_REFUSAL_STABLE if verdict.label == "direct_refusal" else LIVE_STABLE):
             self._done = True
         if verdict.label != self._last:

@@ -64,6 +64,12 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     verdict, p_refusal, fixed = _by_wording(text, final, model)
     if final and verdict.source != "provider":
         verdict = _by_task(text, prompt, verdict, p_refusal, fixed)
+    elif prompt and verdict.label != "direct_answer" and len(text) >= TASK_MIN_CHARS:
+        # a provisional refusal long enough to hold an answer after it is read as
+        # the final one will be: the badge turns when the answer arrives, not at the end
+        read = _by_task(text, prompt, verdict, p_refusal, fixed)
+        if read is not verdict:
+            verdict = replace(read, final=False)
     return verdict
 
 
