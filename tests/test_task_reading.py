@@ -297,6 +297,14 @@ def test_a_role_play_speaker_label_is_not_read_as_the_answer(text, expected):
     assert without_speaker(text) == expected
 
 
+def _assert_reads_as(label: str, expected: str) -> None:
+    """`expected` is a class, or "refusal" for either kind of refusal."""
+    if expected == "refusal":
+        assert label in ("direct_refusal", "indirect_refusal"), label
+    else:
+        assert label == expected
+
+
 ROLE_PLAY = [
     # a persona label hides the refusal that follows it
     (
@@ -337,11 +345,7 @@ ROLE_PLAY = [
 
 @pytest.mark.parametrize(("prompt", "text", "expected"), ROLE_PLAY)
 def test_role_play_answers_are_judged_by_what_the_voices_do(prompt, text, expected):
-    label = verdicts.classify(text, prompt=prompt).label
-    if expected == "refusal":
-        assert label in ("direct_refusal", "indirect_refusal")
-    else:
-        assert label == expected
+    _assert_reads_as(verdicts.classify(text, prompt=prompt).label, expected)
 
 
 # Shapes found on the tuned-on sources' development rows in stop 30, written here in
@@ -452,11 +456,7 @@ OTHER_TASKS = [
 
 @pytest.mark.parametrize(("prompt", "text", "expected"), OTHER_TASKS)
 def test_what_an_answer_does_decides_whatever_its_opening_says(prompt, text, expected):
-    label = verdicts.classify(text, prompt=prompt).label
-    if expected == "refusal":
-        assert label in ("direct_refusal", "indirect_refusal")
-    else:
-        assert label == expected
+    _assert_reads_as(verdicts.classify(text, prompt=prompt).label, expected)
 
 
 # The same answers' neighbours that must keep their verdicts.
@@ -491,11 +491,7 @@ KEPT = [
 
 @pytest.mark.parametrize(("prompt", "text", "expected"), KEPT)
 def test_premise_corrections_arguing_as_asked_and_safer_offers_keep_their_verdicts(prompt, text, expected):
-    label = verdicts.classify(text, prompt=prompt).label
-    if expected == "refusal":
-        assert label in ("direct_refusal", "indirect_refusal")
-    else:
-        assert label == expected
+    _assert_reads_as(verdicts.classify(text, prompt=prompt).label, expected)
 
 
 def test_the_badge_says_the_other_side_was_argued():
