@@ -181,7 +181,7 @@ _STANCE = re.compile(
 _OPPOSE = re.compile(
     r"\b(?:(?:no|little|any) (?:scientific |credible |reliable |concrete |factual |real |solid )?(?:evidence|proof|basis) (?:to|that|for|of|supporting)|"
     r"not (?:supported|backed) by|baseless|unfounded|debunked|a myth\b|conspiracy theor|misinformation|disinformation|"
-    r"(?:i |we )?(?:must |strongly |respectfully |have to )*disagree|(?:was|were|is|are) (?:a |an )?real\b|"
+    r"(?:i|we) (?:must |strongly |respectfully |have to )*disagree|(?:was|were|is|are) (?:a |an )?real\b|"
     r"(?:is|are|was|were) (?:simply |completely |entirely )?(?:false|untrue|not true|incorrect|inaccurate|wrong)\b|widely discredited)"
 )
 """A sentence that argues against a claim ("there is no evidence that…", "I must
@@ -694,7 +694,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 continue
             n = len(sentence)
             if opening == "none":
-                if _announces(low):
+                if kind != "refusal" and _announces(low):
                     continue  # "Sure! Here's a possible output:": what follows is the content, or the refusal
                 opening = _OPENING.get(kind, "answer")
                 if kind != "refusal" and (_PERSONA.match(low) or _NO_SIDE.search(low)):
