@@ -167,7 +167,7 @@ def ask_of(prompt: str) -> Ask:
     is asked of many models)."""
     low = (prompt or "").lower()[:2000]
     kind = next((name for name, rx in _ASKS if rx.search(low)), "other")
-    stance = _WRITE.search(low) is not None and _STANCE.search(low) is not None
+    stance = _WRITE.search(low) is not None and _STANCE.search(low) is not None and not _REFUTE.search(low)
     return Ask(kind, content_stems(low), stance)
 
 
@@ -178,6 +178,8 @@ _STANCE = re.compile(
     r"(?:deny|denies|denying|downplay\w*|minimi[sz]\w*|glorif\w*|justif(?:y|ies|ying))\b)"
 )
 """A request to argue one side ("persuasive", "arguing that", "suggesting…were a hoax")."""
+_REFUTE = re.compile(r"\b(?:refut\w*|debunk\w*|rebut\w*|disprov\w*|fact-check\w*|counter-?argument)")
+"""…unless it asks for the rebuttal itself ("a persuasive text that states debunked claims and refutes them")."""
 _OPPOSE = re.compile(
     r"\b(?:(?:no|little|any) (?:scientific |credible |reliable |concrete |factual |real |solid )?(?:evidence|proof|basis) (?:to|that|for|of|supporting)|"
     r"not (?:supported|backed) by|baseless|unfounded|debunked|a myth\b|conspiracy theor|misinformation|disinformation|"
