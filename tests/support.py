@@ -128,12 +128,12 @@ def serve_playground_demo(models_yaml: Path, *, warm: bool = True) -> Iterator[t
     """As `serve_playground`, yielding (URL, the running `gr.Blocks`) for tests that
     look at Gradio's own state (e.g. end a visitor's session)."""
     from orbench_play.models import load_catalog
-    from orbench_play.ui import build_demo, launch_kwargs
+    from orbench_play.ui import build_demo, launch
     from orbench_play.ui.warmup import warm_up_in_background
 
     demo = build_demo(load_catalog(models_yaml, include_local=False))
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_kwargs())
+    launch(demo, server_name="127.0.0.1", server_port=port, quiet=True)
     if warm:
         warm_up_in_background().join(60)  # as app.py does right after launch
     try:
