@@ -143,6 +143,10 @@ def test_every_column_streams_at_once_and_every_answer_arrives_whole_once(browse
         assert "20/20" in page.inner_text("#progress")
 
         # A second run in the same tab: the grid is the new run's, whole, nothing left over.
+        # (Its cells can be final a frame before the first run ends; Run starts nothing until it has.)
+        page.wait_for_function(
+            "() => document.querySelector('#progress .prog-text')?.dataset.state === 'finished'", timeout=60_000
+        )
         page.fill("#seed input", "11")
         page.locator("#seed input").press("Enter")
         page.fill("#n input[type=number]", "2")
