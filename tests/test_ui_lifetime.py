@@ -98,7 +98,8 @@ def test_a_raw_session_without_a_heartbeat_is_cleaned_after_its_time_to_live(fak
         (sess,) = sessions_of(demo, client)
         assert files(tmp, "*.txt") and files(upload, "orbench-session.*")  # spooled and downloadable
         assert sess.files.budget.used > 2 * BIG
-        wait_for(lambda: sess.closed)
+        # closed is set first (so handlers stop), then the files go: wait for the end of both
+        wait_for(lambda: sess.closed and sess.files.budget.used == 0)
         assert files(tmp, "*.txt") == [] and files(upload, "orbench-session.*") == []
         assert sess.files.budget.used == 0
         # The visitor comes back later: a fresh session, which works.
@@ -125,7 +126,7 @@ def test_sessions_gradio_evicts_at_its_capacity_are_cleaned(fake, tmp_path, root
             kept += sessions_of(demo, client)
         first = kept[0]
         assert sessions_of(demo, clients[0]) == []  # evicted by Gradio, delete callback skipped
-        wait_for(lambda: first.closed)
+        wait_for(lambda: first.closed and first.files.export_paths() == [])  # ended, and its files gone
         assert not kept[1].closed and not kept[2].closed
         spools = {p.parent for p in files(tmp, "*.txt")}
         exported = {p.parent for p in files(upload, "orbench-session.*")}
