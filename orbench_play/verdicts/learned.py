@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, KeysView, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from itertools import repeat
@@ -25,14 +25,17 @@ def features(text: str) -> tuple[list[str], list[str]]:
     and the rule signals. Shared with scripts/train_verdict_model.py.
     """
     ngrams, fixed, _, _ = opening_features(text)
-    return ngrams, fixed
+    return list(ngrams), fixed
 
 
-def opening_features(text: str) -> tuple[list[str], list[str], str, frozenset[str]]:
+def opening_features(text: str) -> tuple[KeysView[str], list[str], str, frozenset[str]]:
     """`features`, plus what the layers after the model read again: the
     normalised opening (`text.normalise`) and its n-grams as a set, so that
-    the gates (`isdisjoint` against word sets) test hashes in a set rather
-    than go through a dict view or a list, and nothing is normalised twice."""
+    nothing is normalised twice. The model gets the n-grams as the keys of the
+    ordered dict they were collected in, not as a copied list: it sums their
+    weights in one fixed order (the same verdict in every process, whatever its
+    hash seed). The gates (`isdisjoint` against word sets) get the frozenset,
+    which tests hashes faster than a dict view."""
     head, toks, grams = _opening(text)
     words = frozenset(grams)
     n = len(text)
@@ -43,7 +46,7 @@ def opening_features(text: str) -> tuple[list[str], list[str], str, frozenset[st
         _LENGTH_BUCKETS[(n >= 120) + (n >= 300) + (n >= 800)],
     ]
     fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, words).items() if v]
-    return list(grams), fixed, head, words
+    return grams.keys(), fixed, head, words
 
 
 _LENGTH_BUCKETS = ("len:0", "len:1", "len:2", "len:3")
@@ -78,7 +81,7 @@ class LinearModel:
             raise ValueError("malformed verdict model: shape mismatch")
         return cls(labels, bias, weights, data.get("meta", {}))
 
-    def scores(self, feats: tuple[list[str], list[str]]) -> list[float]:
+    def scores(self, feats: tuple[Collection[str], list[str]]) -> list[float]:
         """Class scores relative to the first class (softmax is shift-invariant)."""
         grams, fixed = feats
         get = self._d.get
@@ -89,14 +92,14 @@ class LinearModel:
         bias = self.bias
         return [0.0, bias[1] - bias[0] + z.real, bias[2] - bias[0] + z.imag]
 
-    def proba(self, feats: tuple[list[str], list[str]]) -> list[float]:
+    def proba(self, feats: tuple[Collection[str], list[str]]) -> list[float]:
         s = self.scores(feats)
         top = max(s)
         e = [math.exp(x - top) for x in s]
         total = sum(e)
         return [x / total for x in e]
 
-    def predict(self, feats: tuple[list[str], list[str]]) -> tuple[str, list[float]]:
+    def predict(self, feats: tuple[Collection[str], list[str]]) -> tuple[str, list[float]]:
         p = self.proba(feats)
         refusal = 1.0 - p[0]
         if refusal < 0.5:

@@ -210,6 +210,8 @@ _GATE_FOREIGN = frozenset(
         "lamento",
     ]
 )
+_GATE_NO_ACCESS = frozenset(["access", "browse", "look", "retrieve", "know"])
+_GATE_OPINION = frozenset(["opinions", "beliefs", "views", "feelings", "biases"])
 _GATE_FICTIONAL = frozenset(["fictional", "real", "exist", "doesn't"])
 _PIVOT_GRAMS = frozenset(
     [
@@ -278,9 +280,9 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
         "list": has_list,
         "non_english_refusal": (not head.isascii() or not words.isdisjoint(_GATE_FOREIGN))
         and _NON_ENGLISH_REFUSAL.search(head) is not None,
-        "no_access_first": _word_search(_NO_ACCESS, first),
+        "no_access_first": not words.isdisjoint(_GATE_NO_ACCESS) and _word_search(_NO_ACCESS, first),
         "disagree_first": disagree,
-        "no_opinion_first": _word_search(_PERSONAL_OPINION, first),
+        "no_opinion_first": not words.isdisjoint(_GATE_OPINION) and _word_search(_PERSONAL_OPINION, first),
         "fictional": not words.isdisjoint(_GATE_FICTIONAL) and _word_search(_FICTIONAL, head),
         "refusal_then_help": refusal_first and (has_list or "```" in text[:1500] or _word_search(_HELP_CONTENT, head)),
         "refusal_then_offer": refusal_first and offers_alternative(head, words),
