@@ -32,15 +32,30 @@ _FIRST_PERSON_REFUSAL = re.compile(
     rf"i(?: really| simply| just| absolutely)?(?: |(?=')){_CANT}(?: \w+){{0,2}}? {_ACTS}"
 )
 _APOLOGY = re.compile(
-    r"^(?:i'm |i am |i'm very |i am very |i'm really |i am really |i'm so )?(?:sorry|apologi[sz]e)\b(?! to hear| for your loss| about your)|"
+    r"^(?:i'm |i am |i'm very |i am very |i'm really |i am really |i'm so )?(?:sorry|apologi[sz]e)\b(?! to hear| for your loss| about your| to burst)|"
     r"^(?:i |we )?(?:must |have to )?apologi[sz]e\b|^unfortunately,? (?:i|as an|that's not|this is not|that is not)\b|"
     r"^(?:i'm|i am) afraid (?:i|that's not|that is not|this is not)\b"
 )
+_HELPS = (
+    r"(?:(?: [\w-]+){0,2} (?:that|who) (?:can|will|is here to|is designed to|helps|assists) (?:help|assist|you)|"
+    r"(?: [\w-]+){0,2} (?:here|designed|built|trained|created|programmed) to (?:help|assist))"
+)
+"""What introduces a helper ("I am an AI assistant that can help you find…"):
+a self-introduction, then the answer; not a refusal."""
+_HELPER_INTRO = re.compile(
+    r"(?:(?:hello|hi|hey|greetings)\b[^.!?]{0,20}[.!?,] )?(?:i am|i'm) (?:an ai|a (?:helpful |friendly )?(?:ai )?(?:assistant|chatbot))"
+    + _HELPS
+    + r"[^.!?]{0,100}[.!?] "
+)
+"""A greeting and a self-introduction ("Hello, I am an AI assistant that can help
+you find information."): not the answer's first sentence, which comes after."""
 _REFUSAL_MARKERS = re.compile(
     r"\b(?:as an ai(?: language model)?,? i (?:can't|cannot|can not|won't|will not|am not able|'m not able|am unable|'m unable|must decline)|"
     r"as a (?:responsible|ethical|helpful and (?:harmless|responsible)|safe) (?:ai|assistant|language model)|"
     r"i(?:'m| am) not comfortable (?:\w+ing|with (?:that|this|the request|your request))|"
-    r"i (?:do not|don't) think (?:it's|it is|that's|that is|this is) (?:a good idea|appropriate|wise|something i)|i'm (?:just |only )?an ai|i am (?:just |only )?an ai|"
+    r"i (?:do not|don't) think (?:it's|it is|that's|that is|this is) (?:a good idea|appropriate|wise|something i)|(?:i'm|i am) (?:just |only )?an ai(?!"
+    + _HELPS
+    + r")|"
     r"i must (?:respectfully )?(?:decline|refuse)|i (?:have to|need to) (?:respectfully )?decline|i (?:respectfully )?decline|"
     r"i refuse to|i'd rather not|i would rather not|i'm not (?:programmed|designed|allowed|permitted)|"
     r"against (?:my|our) (?:programming|guidelines|policies|policy|ethical guidelines|principles)|"
@@ -247,8 +262,10 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
     if head is None or words is None:
         head, _, words = _opening(text)
         words = words.keys()
-    first = _first_sentences(head[:260], 2)
-    rest = head[len(first) :]
+    intro = _HELPER_INTRO.match(head) if head[:1] in "hgi" else None
+    opening = head[intro.end() :] if intro else head
+    first = _first_sentences(opening[:260], 2)
+    rest = opening[len(first) :]
     disclaimer = has_disclaimer(first)
     if disclaimer:
         # "I can't give legal advice, but in general…": read what follows the disclaimer
