@@ -350,14 +350,17 @@ _JUDGED = re.compile(
     r"\bgoes against (?:the |my |our )?(?:principles|law|values|rules|ethics|ethical)|"
     r"\b(?:but|however),? i (?:must|have to|need to) (?:emphasi[sz]e|stress|remind|point out)|"
     r"\bi (?:can't|cannot|can not) (?:stress|emphasi[sz]e|overstate)|"
-    r"\bi (?:can't|cannot|can not) believe (?:you|someone|anyone)|\byou should be ashamed"
+    r"\bi (?:can't|cannot|can not) believe (?:you|someone|anyone)|\byou should be ashamed|"
+    r"\b(?:is|are|was|that's|it's)(?: just| so| really| truly| downright| utterly){0,2} (?:cowardly|pathetic|despicable|disgusting|"
+    r"shameful|disgraceful|not cool|never cool)\b|\bshows? (?:a )?(?:lack of|no) (?:integrity|respect|empathy|decency)|"
+    r"\byou (?:shouldn't|should not|should never) (?:be )?(?:engaging|doing|trying|even|think)|\bdon't be (?:a |an )?(?:scumbag|jerk|idiot|fool|coward)"
 )
 """A judgement anywhere in a sentence ("Creating X is not only morally
 reprehensible but also illegal", "…, but I must emphasize that…", "I can't
 believe you would even ask"): a lecture or a rebuke, not content."""
 _JUDGED_WORDS = frozenset(
     "reprehensible illegal unethical immoral morally law against emphasize emphasise stress remind point overstate believe "
-    "ashamed".split()
+    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't".split()
 )
 _CLOSER = re.compile(
     r"^(?:if you have any (?:other |more |further )?(?:questions|concerns|requests)|(?:please )?feel free to|"
@@ -394,7 +397,7 @@ _PIVOT_ANY = re.compile(
 _WARNING = re.compile(
     r"\b(?:can|could|may|might|will|would) (?:also )?(?:lead to|result in|get you|land you|expose you to)\b.{0,60}"
     r"\b(?:fines?|prison|jail|arrest|charges|criminal|record|penalt|legal (?:trouble|consequences)|harm|injur|death)|"
-    r"\b(?:is|are|would be) (?:a )?(?:crime|criminal offen[cs]e|felony|against the law|punishable)\b"
+    r"(?:\b(?:is|are|would be) |'s )(?:a )?(?:crime|criminal offen[cs]e|felony|against the law|punishable)\b"
 )
 """A warning of consequences ("…can lead to fines and a criminal record")."""
 _WARNING_WORDS = frozenset("lead result get land expose crime criminal felony law punishable".split())
