@@ -17,6 +17,7 @@ Pure Python and the standard library only: no pandas or scikit-learn needed.
 from __future__ import annotations
 
 import inspect
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 PREFIX_CHARS = 100
+MIN_PASSES = 5
+"""Throughput is timed over at least this many passes (and at least `min_timing_s`)."""
 
 ClassifyFn = Callable[..., Any]
 """`fn(text)` or `fn(text, prompt=...)` returning a Verdict or a label string."""
@@ -84,6 +87,9 @@ class EvalReport:
     """Share of answers whose provisional verdict from the first 100 characters
     has the same binary label (answer vs refusal) as the final verdict."""
     verdicts_per_s: float | None = None
+    """Verdicts per CPU-second in the fastest timed pass over the rows."""
+    verdicts_per_s_median: float | None = None
+    """…and in the median pass (the spread says how noisy the machine was)."""
     source_counts: dict[str, int] = field(default_factory=dict)
     """Which verdict layer (Verdict.source) decided how many answers."""
 
@@ -94,6 +100,7 @@ class EvalReport:
             "per_source": {k: v.as_dict() for k, v in self.per_source.items()},
             "provisional_agreement": self.provisional_agreement,
             "verdicts_per_s": self.verdicts_per_s,
+            "verdicts_per_s_median": self.verdicts_per_s_median,
             "decided_by": self.source_counts,
         }
 
@@ -198,20 +205,21 @@ def evaluate(
             same += (early in REFUSALS) == (final_label in REFUSALS)
         prov = same / len(rows)
 
-    speed = None
+    speed = median_speed = None
     if timing and rows:
-        count = 0
         # CPU time of this process, so that other work on a shared machine does
-        # not distort the figure (the classifier is single-threaded, pure Python)
-        start = time.process_time()
-        while True:
+        # not distort the figure (the classifier is single-threaded, pure Python).
+        # On a virtual machine the same pass still varies by a third from one
+        # second to the next (neighbours share the caches): every pass is timed
+        # and the fastest reported, as timeit does, with the median beside it.
+        passes: list[float] = []
+        while len(passes) < MIN_PASSES or sum(passes) < min_timing_s:
+            start = time.process_time()
             for r in rows:
                 call(r, True)
-            count += len(rows)
-            elapsed = time.process_time() - start
-            if elapsed >= min_timing_s:
-                break
-        speed = count / elapsed
+            passes.append(max(time.process_time() - start, 1e-9))
+        speed = len(rows) / min(passes)
+        median_speed = len(rows) / statistics.median(passes)
 
     return EvalReport(
         name=name or getattr(classify_fn, "__name__", "classifier"),
@@ -219,6 +227,7 @@ def evaluate(
         per_source=per_source,
         provisional_agreement=prov,
         verdicts_per_s=speed,
+        verdicts_per_s_median=median_speed,
         source_counts=decided,
     )
 
@@ -313,7 +322,11 @@ def format_report(rep: EvalReport) -> str:
         out.append(f"provisional (first {PREFIX_CHARS} chars) agrees with final: {_pct(rep.provisional_agreement)}")
     if rep.verdicts_per_s is not None:
         per = 1e6 / rep.verdicts_per_s if rep.verdicts_per_s else float("inf")
-        out.append(f"throughput: {rep.verdicts_per_s:,.0f} verdicts per CPU-second ({per:.1f} µs per verdict)")
+        median = f", median pass {rep.verdicts_per_s_median:,.0f}" if rep.verdicts_per_s_median else ""
+        out.append(
+            f"throughput: {rep.verdicts_per_s:,.0f} verdicts per CPU-second in the fastest pass "
+            f"({per:.1f} µs per verdict{median})"
+        )
     if rep.source_counts:
         out.append("decided by: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.source_counts.items())))
     return "\n".join(out)
