@@ -49,6 +49,10 @@ _HELPER_INTRO = re.compile(
 )
 """A greeting and a self-introduction ("Hello, I am an AI assistant that can help
 you find information."): not the answer's first sentence, which comes after."""
+_ADVICE_DISCLAIMER = re.compile(
+    r"\bi (?:can't|cannot|can not|don't|do not) (?:give|provide|offer) (?:\w+ ){0,2}?"
+    r"(?:legal|medical|financial|tax|professional) (?:advice|guidance|counsel)\b(?: (?:for|in|on) (?:real-world|real life|your|any) [\w-]+)?"
+)
 _REFUSAL_MARKERS = re.compile(
     r"\b(?:as an ai(?: language model)?,? i (?:can't|cannot|can not|won't|will not|am not able|'m not able|am unable|'m unable|must decline)|"
     r"as a (?:responsible|ethical|helpful and (?:harmless|responsible)|safe) (?:ai|assistant|language model)|"
@@ -271,6 +275,10 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
         # "I can't give legal advice, but in general…": read what follows the disclaimer
         first = after_disclaimer(first)
     start = head[:80]
+    if not disclaimer and "advice" in words and _COMPLY_START.search(start) is not None:
+        # "Sure, I can help with that. Note that I cannot provide legal advice for
+        # your situation": a disclaimer inside an answer already under way
+        first = _ADVICE_DISCLAIMER.sub(" ", first)
     apology = _APOLOGY.search(start) is not None
     cant_first = _word_search(_FIRST_PERSON_REFUSAL, first)
     markers = not words.isdisjoint(_GATE_MARKERS)
