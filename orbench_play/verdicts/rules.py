@@ -80,7 +80,9 @@ _NEGATED_APPROPRIATE = re.compile(
     r"\b(?:is|are|would be) (?:inappropriate|unethical|unacceptable|illegal|harmful|dangerous|disrespectful|offensive|never (?:acceptable|okay|appropriate|justified))\b"
 )
 _NO_ACCESS = re.compile(
-    r"i (?:do not|don't|cannot|can't|am not able to|'m not able to) (?:have )?(?:access|browse|look up|retrieve|know (?:the|your|their|his|her))\b"
+    r"i (?:do not|don't|cannot|can't|am not able to|'m not able to) (?:have )?(?:access|browse|look up|retrieve|know (?:the|your|their|his|her))\b|"
+    r"i (?:do not|don't) have (?:enough|sufficient) (?:\w+ )?(?:evidence|information|data|context|knowledge) to "
+    r"(?:make|draw|say|determine|judge|claim|support|prove|answer)\b"
 )
 _DISAGREE = re.compile(
     r"\b(?:i (?:strongly |firmly )?(?:condemn|disagree|oppose|do not support|don't support|do not condone|don't condone|do not agree|don't agree)|"
@@ -229,7 +231,7 @@ _GATE_FOREIGN = frozenset(
         "lamento",
     ]
 )
-_GATE_NO_ACCESS = frozenset(["access", "browse", "look", "retrieve", "know"])
+_GATE_NO_ACCESS = frozenset(["access", "browse", "look", "retrieve", "know", "enough", "sufficient"])
 _GATE_OPINION = frozenset(["opinions", "beliefs", "views", "feelings", "biases"])
 _GATE_FICTIONAL = frozenset(["fictional", "real", "exist", "doesn't"])
 _PIVOT_GRAMS = frozenset(
