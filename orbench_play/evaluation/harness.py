@@ -209,9 +209,9 @@ def evaluate(
     if timing and rows:
         # CPU time of this process, so that other work on a shared machine does
         # not distort the figure (the classifier is single-threaded, pure Python).
-        # On a virtual machine the same pass still varies by a third from one
-        # second to the next (neighbours share the caches): every pass is timed
-        # and the fastest reported, as timeit does, with the median beside it.
+        # On a shared virtual machine CPU time itself still varies (up to 1.8x
+        # between runs minutes apart): every pass is timed and the fastest
+        # reported, as timeit does, with the median beside it to show the spread.
         passes: list[float] = []
         while len(passes) < MIN_PASSES or sum(passes) < min_timing_s:
             start = time.process_time()
