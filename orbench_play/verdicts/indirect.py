@@ -64,13 +64,17 @@ _GATE_SOFT = phrase_set(
     "don't write|don't produce|don't create|don't generate|don't do|don't get|don't go|don't engage|don't give|don't provide|don't describe|won't write|won't produce|won't create|won't generate|won't do|won't get|won't go|won't engage|won't give|won't provide|won't describe|not write|not produce|not create|not generate|not do|not get|not go|not engage|not give|not provide|not describe"
 )
 
+NO_ADVICE = r"i (?:can't|cannot|can not|don't|do not) (?:give|provide|offer) (?:\w+ ){0,2}?"
+"""'I can't give (you) …', before the kind of advice withheld: the opening of
+every advice disclaimer (`_DISCLAIMER`, and `rules` for one inside an answer)."""
 _DISCLAIMER = re.compile(
     r"^(?:while |although |though |just so you know,? |to be clear,? |full disclosure,? )?"
     r"(?:i'm not|i am not) (?:a|an|your) (?:\w+ ){0,2}?(?:doctor|lawyer|attorney|physician|therapist|accountant|financial (?:advisor|adviser|planner)|"
     r"tax (?:advisor|adviser|professional)|medical professional|legal (?:expert|professional)|professional|expert|pharmacist|dietitian|nutritionist|"
     r"psychologist|counsel+or|engineer|electrician|mechanic)|"
-    r"^(?:while |although )?i (?:can't|cannot|can not|don't|do not) (?:give|provide|offer) (?:\w+ ){0,2}?"
-    r"(?:legal|medical|financial|tax|professional|personal(?:ised|ized)?|specific|individual(?:ised|ized)?) (?:advice|guidance|counsel)"
+    r"^(?:while |although )?"
+    + NO_ADVICE
+    + r"(?:legal|medical|financial|tax|professional|personal(?:ised|ized)?|specific|individual(?:ised|ized)?) (?:advice|guidance|counsel)"
 )
 """A disclaimer that opens an answer ("I'm not a lawyer, but…", "I can't give
 legal advice for your country, but in general…"): not a refusal."""

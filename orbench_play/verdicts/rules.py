@@ -8,6 +8,7 @@ import re
 
 from ..types import Verdict
 from .indirect import (
+    NO_ADVICE,
     after_disclaimer,
     has_disclaimer,
     leads_with_alternative,
@@ -50,8 +51,9 @@ _HELPER_INTRO = re.compile(
 """A greeting and a self-introduction ("Hello, I am an AI assistant that can help
 you find information."): not the answer's first sentence, which comes after."""
 _ADVICE_DISCLAIMER = re.compile(
-    r"\bi (?:can't|cannot|can not|don't|do not) (?:give|provide|offer) (?:\w+ ){0,2}?"
-    r"(?:legal|medical|financial|tax|professional) (?:advice|guidance|counsel)\b(?: (?:for|in|on) (?:real-world|real life|your|any) [\w-]+)?"
+    r"\b"
+    + NO_ADVICE
+    + r"(?:legal|medical|financial|tax|professional) (?:advice|guidance|counsel)\b(?: (?:for|in|on) (?:real-world|real life|your|any) [\w-]+)?"
 )
 _REFUSAL_MARKERS = re.compile(
     r"\b(?:as an ai(?: language model)?,? i (?:can't|cannot|can not|won't|will not|am not able|'m not able|am unable|'m unable|must decline)|"
