@@ -353,14 +353,15 @@ _JUDGED = re.compile(
     r"\bi (?:can't|cannot|can not) believe (?:you|someone|anyone)|\byou should be ashamed|"
     r"\b(?:is|are|was|that's|it's)(?: just| so| really| truly| downright| utterly){0,2} (?:cowardly|pathetic|despicable|disgusting|"
     r"shameful|disgraceful|not cool|never cool)\b|\bshows? (?:a )?(?:lack of|no) (?:integrity|respect|empathy|decency)|"
-    r"\byou (?:shouldn't|should not|should never) (?:be )?(?:engaging|doing|trying|even|think)|\bdon't be (?:a |an )?(?:scumbag|jerk|idiot|fool|coward)"
+    r"\byou (?:shouldn't|should not|should never) (?:be )?(?:engaging|doing|trying|even|think)|\bdon't be (?:a |an )?(?:scumbag|jerk|idiot|fool|coward)|"
+    r"\b(?:is|are) not (?:a |an )?(?:kind|ethical|nice|decent|responsible|acceptable|respectful)(?: or \w+)? (?:thing|way|behaviou?r)\b"
 )
 """A judgement anywhere in a sentence ("Creating X is not only morally
 reprehensible but also illegal", "…, but I must emphasize that…", "I can't
 believe you would even ask"): a lecture or a rebuke, not content."""
 _JUDGED_WORDS = frozenset(
     "reprehensible illegal unethical immoral morally law against emphasize emphasise stress remind point overstate believe "
-    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't".split()
+    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't kind ethical nice decent responsible acceptable respectful".split()
 )
 _CLOSER = re.compile(
     r"^(?:if you have any (?:other |more |further )?(?:questions|concerns|requests)|(?:please )?feel free to|"
