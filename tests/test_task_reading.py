@@ -647,8 +647,10 @@ def test_calling_the_request_unkind_is_a_judgement_not_content():
         "Spreading a rumour about your neighbour is not a kind or decent thing to do, my friend.", prompt
     )
     assert judged.moral > 0 and judged.substance == 0 == judged.content
-    # the same words in a sentence that informs are content
+    # "not a kind" in a sentence that informs is content
     informs = task.read(
-        "Rumours spread fastest in small groups where people meet every day, such as a street or an office.", prompt
+        "Rumours are not a kind of news anyone checks: they spread fastest in small groups where people meet every "
+        "day, such as a street or an office.",
+        prompt,
     )
     assert informs.moral == 0 and informs.content > 0

@@ -361,7 +361,8 @@ reprehensible but also illegal", "…, but I must emphasize that…", "I can't
 believe you would even ask"): a lecture or a rebuke, not content."""
 _JUDGED_WORDS = frozenset(
     "reprehensible illegal unethical immoral morally law against emphasize emphasise stress remind point overstate believe "
-    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't kind ethical nice decent responsible acceptable respectful".split()
+    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't "
+    "kind ethical nice decent responsible acceptable respectful".split()
 )
 _CLOSER = re.compile(
     r"^(?:if you have any (?:other |more |further )?(?:questions|concerns|requests)|(?:please )?feel free to|"
