@@ -37,6 +37,7 @@ HARNESS = """
   window.__send = (value) => { props.value = value; for (const fn of watchers) fn(); };
 }
 """
+START = 1_780_000_000_000  # a page clock in ms, for the tests that stop it
 TEXTS_JS = "() => [...document.querySelectorAll('#grid [data-i]')].map(e => [+e.dataset.i, e.querySelector('.resp').firstChild?.data || ''])"
 
 
@@ -102,8 +103,13 @@ class Run:
 
 
 def test_repeated_reordered_and_lost_batches_end_with_every_answer_intact(page):
+    # The page's clock moves only when the test moves it: on a loaded machine the gap
+    # between two deliveries below can pass the script's hold time, and a batch that
+    # arrives late would then be mistaken for a lost one (CI saw exactly that).
+    page.clock.install(time=START)
     page.add_init_script("window.__pwned = undefined; window.alert = () => { window.__pwned = 'alert'; };")
     page.goto("about:blank")
+    page.clock.pause_at(START + 60_000)
     run = Run()
     skeleton, reset = run.skeleton_and_reset()
     page.evaluate(HARNESS, [script(), skeleton])
@@ -119,6 +125,8 @@ def test_repeated_reordered_and_lost_batches_end_with_every_answer_intact(page):
     run.step()  # batch 4 is lost
     b5 = run.step()
     page.evaluate("v => window.__send(v)", b5)
+    assert page.evaluate("window.__triggers") == []  # a missing batch gets its hold time first
+    page.clock.run_for(1_000)  # past the hold time, and batch 4 never came
     page.wait_for_function("() => window.__triggers.some(t => t[0] === 'resync')", timeout=3000)
     assert page.evaluate(TEXTS_JS) == run.shown(upto3)  # held, not applied out of order
     (_, asked), *_ = page.evaluate("window.__triggers")
