@@ -101,7 +101,7 @@ _COMPLY_START = re.compile(
     r"you can|in order|step|1\.|\*\*|#)"
 )
 _LECTURE = re.compile(
-    r"(?:it(?: i|')s important to (?:note|remember|consider|understand)|please note|keep in mind|i must (?:emphasize|stress|note)|"
+    r"(?:it(?: i|')s (?:also )?important to (?:note|remember|consider|understand)|please note|keep in mind|i must (?:emphasize|stress|note)|"
     r"i want to (?:emphasize|stress|note)|disclaimer)\b"
 )
 _LIST = re.compile(r"\n[ \t]*(?:\d+[.)]|[-*•])[ \t]+\S")
