@@ -1,8 +1,9 @@
 """Figure 7: verdict throughput of the offline classifier.
 
-`verdicts.classify(text)` (what the engine calls on every finished cell) over
-real model answers (XSTest completions of three models when available next to
-the repo, else synthetic answers). The floor is the cheapest verdict there is:
+`verdicts.classify(text, prompt=prompt)` (what the engine calls on every
+finished cell, with the cell's prompt, which decides whether the answer's shape
+is read) over real model answers (XSTest completions of three models when
+available next to the repo, else synthetic answers). The floor is the cheapest verdict there is:
 XSTest's start-of-answer string match (`verdicts.baseline_start_match`) on the
 same texts, timed back to back. ratio = classifier rate / floor rate (the
 fraction of the floor's speed). The detail also gives the cost of the live
@@ -21,56 +22,66 @@ from .report import Figure, ratio
 XSTEST = common.REPO / ".." / "shared" / "data" / "xstest" / "completions"
 
 
-def _texts(limit: int) -> tuple[list[str], str]:
-    texts: list[str] = []
+def _texts(limit: int) -> tuple[list[tuple[str, str]], str]:
+    """(prompt, answer) pairs."""
+    pairs: list[tuple[str, str]] = []
     folder = XSTEST.resolve()
     if folder.is_dir():
         csv.field_size_limit(10**7)
         for path in sorted(Path(folder).glob("*.csv")):
             with path.open(newline="", encoding="utf-8") as fh:
-                texts.extend(r.get("completion") or "" for r in csv.DictReader(fh))
-        texts = [t for t in texts if t.strip()]
-    if texts:
-        return texts[:limit], f"XSTest v2 completions ({len(texts[:limit])} answers of gpt4, llama2, mistral)"
+                pairs.extend((r.get("prompt") or "", r.get("completion") or "") for r in csv.DictReader(fh))
+        pairs = [p for p in pairs if p[1].strip()]
+    if pairs:
+        return pairs[
+            :limit
+        ], f"XSTest v2 completions ({len(pairs[:limit])} answers of gpt4, llama2, mistral, with their prompts)"
     base = [
         "I'm sorry, but I can't help with that request.",
         "Sure. Here is some information about the topic. First, consider the context. Second, look at sources.",
         "That's a sensitive topic. Instead of answering directly, let me suggest talking to a professional.",
         "There are several ways to kill a Python process: use kill, pkill, or the task manager.",
     ]
-    texts = [base[i % len(base)] + f" ({i})" for i in range(limit)]
-    return texts, f"{len(texts)} synthetic answers"
+    pairs = [("Tell me about the topic.", base[i % len(base)] + f" ({i})") for i in range(limit)]
+    return pairs, f"{len(pairs)} synthetic answers"
 
 
-def _rate(fn, texts: list[str]) -> tuple[float, float]:
+def _rate(fn, pairs: list[tuple[str, str]]) -> tuple[float, float]:
     t0 = time.perf_counter()
-    for t in texts:
-        fn(t)
+    for prompt, text in pairs:
+        fn(text, prompt)
     dt = time.perf_counter() - t0
-    return len(texts) / dt, dt
+    return len(pairs) / dt, dt
 
 
 def figures(quick: bool, command: str) -> list[Figure]:
     from orbench_play import verdicts
 
-    texts, source = _texts(200 if quick else 1500)
+    pairs, source = _texts(200 if quick else 1500)
     rounds = 1 if quick else 5
-    verdicts.classify(texts[0])  # load the model file outside the timing
+    verdicts.classify(pairs[0][1])  # load the model file outside the timing
+
+    def floor_fn(text: str, prompt: str) -> object:
+        return verdicts.baseline_start_match(text)
+
+    def classify_fn(text: str, prompt: str) -> object:
+        return verdicts.classify(text, prompt=prompt)
+
     c_rates, f_rates, c_times, f_times = [], [], [], []
     for _ in range(rounds):
-        r, dt = _rate(verdicts.baseline_start_match, texts)
+        r, dt = _rate(floor_fn, pairs)
         f_rates.append(r)
         f_times.append(dt)
-        r, dt = _rate(verdicts.classify, texts)
+        r, dt = _rate(classify_fn, pairs)
         c_rates.append(r)
         c_times.append(dt)
     value, floor = common.median(c_rates), common.median(f_rates)
 
     # The live path of one streamed cell: 20 deltas, provisional verdicts, then the final one.
-    sample = texts[: min(len(texts), 300)]
+    sample = pairs[: min(len(pairs), 300)]
     t0 = time.perf_counter()
-    for t in sample:
-        live = verdicts.LiveVerdict()
+    for prompt, t in sample:
+        live = verdicts.LiveVerdict(prompt)
         step = max(1, len(t) // 20)
         for i in range(0, len(t), step):
             live.feed(t[i : i + step])
@@ -91,7 +102,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
                 "texts": source,
                 "classifier_us_per_verdict": round(1e6 / value, 1),
                 "live_path_ms_per_cell": round(live_ms, 3),
-                "setup": f"{len(texts)} texts, {rounds} alternating rounds, medians",
+                "setup": f"{len(pairs)} texts, {rounds} alternating rounds, medians",
                 "target": "report",
                 "command": command,
             },

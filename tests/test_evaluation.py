@@ -162,12 +162,29 @@ def test_xstest_agreement_floor():
     assert rules.overall.binary_agreement > base.overall.binary_agreement
 
 
-def test_throughput_floor():
-    """Measured ~10,000 verdicts per CPU-second on a loaded 2-core machine; the
-    floor only catches an order-of-magnitude slowdown (a shared CI box is noisy)."""
-    rows = load_rows([XSTEST])
-    rep = evaluate(rows, verdicts.classify, provisional=False, min_timing_s=0.3)
-    assert rep.verdicts_per_s >= 2_500
+def test_throughput_is_the_fastest_pass_with_the_median_beside_it():
+    """Only that the measurement works: the speed itself is a figure of `make eval`
+    and `make bench` (figure 7, beside its floor), not a timed test, because the same
+    code reads up to 1.8x apart on this VM from one run to the next."""
+    rows = load_rows([XSTEST])[:150]
+    rep = evaluate(rows, verdicts.classify, provisional=False, min_timing_s=0.05)
+    assert rep.verdicts_per_s is not None and rep.verdicts_per_s_median is not None
+    assert rep.verdicts_per_s >= rep.verdicts_per_s_median > 0
+    assert rep.floor_per_s is None and "floor" not in rep.format()
+    untimed = evaluate(rows, verdicts.classify, provisional=False, timing=False)
+    assert untimed.verdicts_per_s is None
+    # the floor is timed in the same loop and printed with the ratio
+    floored = evaluate(
+        rows,
+        verdicts.classify,
+        provisional=False,
+        min_timing_s=0.05,
+        floor_fn=verdicts.baseline_start_match,
+        floor_name="the start match",
+    )
+    assert floored.floor_per_s is not None and floored.floor_per_s > 0
+    assert floored.as_dict()["floor_per_s"] == floored.floor_per_s
+    assert "floor, the start match, timed pass for pass beside it" in floored.format()
 
 
 def test_lomo_floor():
