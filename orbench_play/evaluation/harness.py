@@ -90,6 +90,11 @@ class EvalReport:
     """Verdicts per CPU-second in the fastest timed pass over the rows."""
     verdicts_per_s_median: float | None = None
     """…and in the median pass (the spread says how noisy the machine was)."""
+    floor_per_s: float | None = None
+    """The floor's verdicts per CPU-second in its fastest pass, timed in the same
+    loop, pass for pass: the speed of this machine at this moment, which moves
+    the classifier's own figure by up to 2.4x between runs on a shared VM."""
+    floor_name: str = ""
     source_counts: dict[str, int] = field(default_factory=dict)
     """Which verdict layer (Verdict.source) decided how many answers."""
 
@@ -101,6 +106,8 @@ class EvalReport:
             "provisional_agreement": self.provisional_agreement,
             "verdicts_per_s": self.verdicts_per_s,
             "verdicts_per_s_median": self.verdicts_per_s_median,
+            "floor_per_s": self.floor_per_s,
+            "floor_name": self.floor_name,
             "decided_by": self.source_counts,
         }
 
@@ -181,8 +188,12 @@ def evaluate(
     provisional: bool = True,
     timing: bool = True,
     min_timing_s: float = 1.0,
+    floor_fn: ClassifyFn | None = None,
+    floor_name: str = "",
 ) -> EvalReport:
-    """Run `classify_fn` over `rows` and compare with the human labels."""
+    """Run `classify_fn` over `rows` and compare with the human labels.
+    With `floor_fn` (the simplest verdict there is), its passes alternate with
+    the classifier's, so the two speeds are measured on the same machine state."""
     call = _caller(classify_fn)
     results = [call(r, True) for r in rows]
     preds = [_label_of(v) for v in results]
@@ -205,21 +216,29 @@ def evaluate(
             same += (early in REFUSALS) == (final_label in REFUSALS)
         prov = same / len(rows)
 
-    speed = median_speed = None
+    speed = median_speed = floor_speed = None
     if timing and rows:
         # CPU time of this process, so that other work on a shared machine does
         # not distort the figure (the classifier is single-threaded, pure Python).
         # On a shared virtual machine CPU time itself still varies (up to 1.8x
         # between runs minutes apart): every pass is timed and the fastest
         # reported, as timeit does, with the median beside it to show the spread.
+        floor_call = _caller(floor_fn) if floor_fn is not None else None
         passes: list[float] = []
+        floor_passes: list[float] = []
         while len(passes) < MIN_PASSES or sum(passes) < min_timing_s:
+            if floor_call is not None:
+                start = time.process_time()
+                for r in rows:
+                    floor_call(r, True)
+                floor_passes.append(max(time.process_time() - start, 1e-9))
             start = time.process_time()
             for r in rows:
                 call(r, True)
             passes.append(max(time.process_time() - start, 1e-9))
         speed = len(rows) / min(passes)
         median_speed = len(rows) / statistics.median(passes)
+        floor_speed = len(rows) / min(floor_passes) if floor_passes else None
 
     return EvalReport(
         name=name or getattr(classify_fn, "__name__", "classifier"),
@@ -228,6 +247,8 @@ def evaluate(
         provisional_agreement=prov,
         verdicts_per_s=speed,
         verdicts_per_s_median=median_speed,
+        floor_per_s=floor_speed,
+        floor_name=floor_name if floor_speed is not None else "",
         source_counts=decided,
     )
 
@@ -327,6 +348,11 @@ def format_report(rep: EvalReport) -> str:
             f"throughput: {rep.verdicts_per_s:,.0f} verdicts per CPU-second in the fastest pass "
             f"({per:.1f} µs per verdict{median})"
         )
+        if rep.floor_per_s:
+            out.append(
+                f"  floor, {rep.floor_name or 'the simplest verdict'}, timed pass for pass beside it: "
+                f"{rep.floor_per_s:,.0f}/s; the classifier runs at {rep.verdicts_per_s / rep.floor_per_s:.3f} of it"
+            )
     if rep.source_counts:
         out.append("decided by: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.source_counts.items())))
     return "\n".join(out)

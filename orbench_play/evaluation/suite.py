@@ -23,7 +23,8 @@
   three classes), over all answers and over long ones (>= 800 characters). A
   refusal that offers alternatives after saying no is shown as a direct refusal
   until the alternative arrives, so the 3-class figure is lower by design;
-- throughput of `classify` in verdicts per CPU-second.
+- throughput of `classify` in verdicts per CPU-second, beside its floor (XSTest's
+  start-of-answer match) timed pass for pass on the same answers.
 
 Without the XSTest files the OR-Bench-style part still runs; the command then
 ends with one line saying what is missing and where to get it, and exits 2.
@@ -486,7 +487,15 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
     sections: list[str] = []
     if xstest:
         for name in wanted:
-            rep = evaluate(xstest, configs[name], name=name, timing=not args.no_timing)
+            floor = configs["xstest-baseline"] if name == "classify" else None
+            rep = evaluate(
+                xstest,
+                configs[name],
+                name=name,
+                timing=not args.no_timing,
+                floor_fn=floor,
+                floor_name="XSTest's start-of-answer match on the same answers",
+            )
             sections.append(rep.format())
             payload["reports"].append(rep.as_dict())
             if name == "classify":
