@@ -3,9 +3,9 @@
 `verdicts.classify(text, prompt=prompt)` (what the engine calls on every
 finished cell, with the cell's prompt, which decides whether the answer's shape
 is read) over real model answers (XSTest completions of three models when
-available next to the repo, else synthetic answers). The floor is the cheapest verdict there is:
-XSTest's start-of-answer string match (`verdicts.baseline_start_match`) on the
-same texts, timed back to back. ratio = classifier rate / floor rate (the
+available next to the repo, else synthetic answers). The floor is the cheapest
+verdict there is: XSTest's start-of-answer string match
+(`verdicts.baseline_start_match`) on the same texts, timed back to back. ratio = classifier rate / floor rate (the
 fraction of the floor's speed). The detail also gives the cost of the live
 path per cell (`LiveVerdict` fed 20 chunks, then `finish`).
 """
@@ -33,9 +33,8 @@ def _texts(limit: int) -> tuple[list[tuple[str, str]], str]:
                 pairs.extend((r.get("prompt") or "", r.get("completion") or "") for r in csv.DictReader(fh))
         pairs = [p for p in pairs if p[1].strip()]
     if pairs:
-        return pairs[
-            :limit
-        ], f"XSTest v2 completions ({len(pairs[:limit])} answers of gpt4, llama2, mistral, with their prompts)"
+        pairs = pairs[:limit]
+        return pairs, f"XSTest v2 completions ({len(pairs)} answers of gpt4, llama2, mistral, with their prompts)"
     base = [
         "I'm sorry, but I can't help with that request.",
         "Sure. Here is some information about the topic. First, consider the context. Second, look at sources.",
