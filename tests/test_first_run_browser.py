@@ -181,11 +181,12 @@ def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
     shown = _first_run(
         url,
         log,
-        # Two categories, not the default ten: the check is two points apart with their
-        # intervals; the default run's time is make bench's local_pair_default_run figure
-        # (a run of 40 real answers here kept both cores busy for minutes and starved the
-        # suite's other workers).
-        query=f"?models={SMOL},{QWEN}&categories=privacy,violence",
+        # Two categories, not the default ten, and the first test's short answers: the
+        # check is two points apart with their intervals; the default run's time is make
+        # bench's local_pair_default_run figure (a run of 40 real answers here kept both
+        # cores busy for minutes and starved the suite's other workers; 8 answers at the
+        # default lengths still took 95 s of a 7-minute suite).
+        query=f"?models={SMOL},{QWEN}&categories=privacy,violence&max_tokens={SHORT_ANSWERS}",
         models={SMOL, QWEN},
         limit_ms=PAIR_LIMIT_MS,
         tag="-pair",
@@ -194,7 +195,8 @@ def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
     found = shown["found"]
     cut = shown["grid_text"].count("Timed out")
     figure = (
-        f"first run with both embedded models ({PAIR_PROMPTS} prompts × 2, cold cache, Hub unreachable): "
+        f"first run with both embedded models ({PAIR_PROMPTS} prompts × 2, {SHORT_ANSWERS} max tokens, cold cache, "
+        f"Hub unreachable): "
         f"click to all verdicts final {shown['run_s']:.1f} s (target 90 s); answers cut by a timeout: {cut}; "
         f"refused hard-1k / toxic: SmolLM2 {_refusals(found, SMOL, 'hard-1k')} / {_refusals(found, SMOL, 'toxic')}, "
         f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; "
