@@ -4,7 +4,9 @@ server's, which runs in a third process)."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,11 +41,18 @@ class AppProcess:
     `app.root` is its URL, `app.cpu_s()` the process's CPU seconds so far."""
 
     def __init__(
-        self, base_url: str, models: dict[str, str], max_parallel: int | None = None, env: dict[str, str] | None = None
+        self,
+        base_url: str,
+        models: dict[str, str],
+        max_parallel: int | None = None,
+        env: dict[str, str] | None = None,
+        gc_probe: bool = False,
     ) -> None:
         self.base_url, self.models, self.max_parallel = base_url, models, max_parallel
         self.env = dict(env or {})
         """More environment for the app (e.g. ORBENCH_REDIS_URL for replicas)."""
+        self.gc_probe = gc_probe
+        """Run app.py under benchmarks/gc_probe.py, so `gc_report` can say what its collections cost."""
         self.proc: subprocess.Popen | None = None
         self.root = ""
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -61,8 +70,10 @@ class AppProcess:
             **self.env,
         }
         self._log = open(folder / "app.log", "wb")
+        self._gc_out = folder / "gc.json"
+        probe = [str(common.REPO / "benchmarks" / "gc_probe.py"), str(self._gc_out)] if self.gc_probe else []
         self.proc = subprocess.Popen(
-            [sys.executable, str(common.REPO / "app.py")],
+            [sys.executable, *probe, str(common.REPO / "app.py")],
             cwd=str(common.REPO),
             env=env,
             stdout=self._log,
@@ -84,6 +95,27 @@ class AppProcess:
 
     def cpu_s(self) -> float:
         return common.process_cpu_s(self.proc.pid)
+
+    def gc_report(self, within: float = 10.0) -> dict | None:
+        """The app's garbage-collection figures so far (benchmarks/gc_probe.py), or None
+        without the probe or when the app did not answer in time."""
+        if not self.gc_probe or self.proc is None:
+            return None
+        before = self._read_gc()
+        self.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            now = self._read_gc()
+            if now is not None and (before is None or now["written"] != before["written"]):
+                return now
+            time.sleep(0.05)
+        return None
+
+    def _read_gc(self) -> dict | None:
+        try:
+            return json.loads(self._gc_out.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:

@@ -8,7 +8,9 @@ categories x 2 prompts (16 cells, as `tests/test_load.py`), with its own
 
 Value: the p95 session time with 24 sessions at once; floor: one session
 alone (median of two, after a warm-up run). Also reported: p50, the app's CPU
-seconds over the concurrent phase, and lost cells (must be 0).
+seconds over the concurrent phase, what its garbage collector cost in that
+phase (`app_gc`: app.py runs under benchmarks/gc_probe.py), and lost cells
+(must be 0).
 """
 
 from __future__ import annotations
@@ -62,6 +64,22 @@ def _session(
         )
 
 
+def _gc_phase(before: dict | None, after: dict | None) -> dict | None:
+    """What the app's cyclic garbage collector cost over the concurrent phase
+    (benchmarks/gc_probe.py): full collections, their CPU time in all and the
+    longest (each holds the GIL: every stream waits), and all generations' CPU time."""
+    if before is None or after is None:
+        return None
+    was, now = before["generations"], after["generations"]
+    return {
+        "full_collections": now["2"]["collections"] - was["2"]["collections"],
+        "full_cpu_ms": round(now["2"]["cpu_ms"] - was["2"]["cpu_ms"], 1),
+        "longest_full_cpu_ms": now["2"]["longest_cpu_ms_since_last_report"],
+        "all_generations_cpu_ms": round(sum(now[g]["cpu_ms"] - was[g]["cpu_ms"] for g in now), 1),
+        "frozen_objects": after["frozen_objects"],
+    }
+
+
 def figures(quick: bool, command: str) -> list[Figure]:
     name = "load_24x_long"
     sessions, words, seconds = (4, 60, 0.5) if quick else (24, 300, 2.0)
@@ -72,7 +90,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         return [skipped(name, "x", "gradio_client is not installed", command)]
     extra = ("--words", str(words), "--long-seconds", str(seconds))
     CELL_ERRORS.clear()
-    with common.FakeServerProcess(extra=extra) as server, AppProcess(server.base_url, MODELS) as app:
+    with common.FakeServerProcess(extra=extra) as server, AppProcess(server.base_url, MODELS, gc_probe=True) as app:
         url = app.root + "/"
         _session(url, 8999, 1500)  # warm-up: imports, pools, first-call set-up
         solo = [_session(url, 9000 + i, 1600 + i) for i in range(2)]
@@ -85,6 +103,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
             results[i] = _session(url, 100 + i, 1700 + i)
 
         threads = [threading.Thread(target=visitor, args=(i,)) for i in range(sessions)]
+        gc0 = app.gc_report()
         cpu0, wall0 = app.cpu_s(), time.perf_counter()
         server0, clients0 = common.process_cpu_s(server.proc.pid), time.process_time()
         for t in threads:
@@ -94,6 +113,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         wall, app_cpu = time.perf_counter() - wall0, app.cpu_s() - cpu0
         server_cpu = common.process_cpu_s(server.proc.pid) - server0
         clients_cpu = time.process_time() - clients0
+        gc1 = app.gc_report()
     times = sorted(s for s, _, _ in results)
     p50 = statistics.median(times)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
@@ -116,6 +136,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         # the 24 gradio_client sessions (this process).
         "fake_server_cpu_s": round(server_cpu, 3),
         "clients_cpu_s": round(clients_cpu, 3),
+        "app_gc": _gc_phase(gc0, gc1),
         "lost_cells": sessions * cells - sum(d for _, d, _ in results),
         "session_errors": errors[:3],
         "cell_errors": dict(CELL_ERRORS.most_common(4)),
