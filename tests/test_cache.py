@@ -96,6 +96,24 @@ def test_size_limit_evicts_oldest_first(tmp_path):
     assert len(cache) < 150
 
 
+def test_chat_messages_encode_exactly_as_the_canonical_json():
+    """A run's keys assemble the messages' JSON by hand: it must be the same text
+    json.dumps writes, or every cached answer would stop matching."""
+    from orbench_play.cache.store import _canonical, _canonical_messages
+
+    for messages in (
+        [],
+        [{"role": "user", "content": "x"}],
+        [
+            {"role": "system", "content": "Be safe ü \u202e"},
+            {"content": 'Wie "geht\'s"?\n\t\x00 \ud800 \\ / 😀', "role": "user"},
+        ],
+        [{"role": "user", "content": "a", "name": "n"}],  # another key: the general encoder
+        [{"role": "user", "content": ["a", 1]}],  # content parts, not a string
+    ):
+        assert _canonical_messages(messages) == _canonical(messages)
+
+
 def test_run_keys_equal_the_reference_key():
     from orbench_play.cache import CellKeys
 

@@ -53,6 +53,27 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+_ROLE_CONTENT = frozenset(("role", "content"))
+_json_string = json.encoder.encode_basestring
+"""What `json.dumps(..., ensure_ascii=False)` writes for a string (the C encoder)."""
+
+
+def _canonical_messages(messages: list[dict[str, str]]) -> str:
+    """`_canonical(messages)` for the usual chat messages (a role and a string
+    content each), assembled from the encoded strings: the same text, without
+    json.dumps' encoder set-up and key sorting for every cell of a run, which
+    was a fifth of a cached replay's cost. Anything else goes to `_canonical`."""
+    parts = []
+    for message in messages:
+        if type(message) is not dict or message.keys() != _ROLE_CONTENT:
+            return _canonical(messages)
+        role, content = message["role"], message["content"]
+        if type(role) is not str or type(content) is not str:
+            return _canonical(messages)
+        parts.append(f'{{"content":{_json_string(content)},"role":{_json_string(role)}}}')
+    return "[" + ",".join(parts) + "]"
+
+
 def _digest(payload: dict[str, Any]) -> str:
     return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
 
@@ -101,7 +122,7 @@ class CellKeys:
             )
         identity, params = pieces
         blob = (
-            f'{{"messages":{_canonical(messages)},"model":{identity},"params":{params},'
+            f'{{"messages":{_canonical_messages(messages)},"model":{identity},"params":{params},'
             f'"repeat":{int(repeat)},"v":{CACHE_VERSION}}}'
         )
         return "cell:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()

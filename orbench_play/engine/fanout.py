@@ -465,11 +465,26 @@ async def run(
             await agen.aclose()
 
 
-async def collect(config: RunConfig, **kwargs) -> list[CellResult]:
-    """Run to the end and return the finished and failed cells, in cell order."""
+async def collect(
+    config: RunConfig,
+    *,
+    cache: AnswerCache | None = None,
+    resolve_judge: Callable[[str], ModelSpec] | None = None,
+) -> list[CellResult]:
+    """Run to the end and return the finished and failed cells, in cell order.
+    Reads the run's batches, not event by event (a replayed run is three events
+    a cell, and a step through `run`'s generator cost more than the event), and
+    takes the cell order from the run's own engine, not from a second one."""
+    engine = Engine(config, cache=cache, resolve_judge=resolve_judge)
+    order = {cid: i for i, cid in enumerate(engine.cell_ids())}
     results: dict[str, CellResult] = {}
-    async for event in run(config, **kwargs):
-        if event.kind in ("done", "error") and event.result is not None:
-            results[event.cell_id] = event.result
-    order = {cid: i for i, cid in enumerate(cell_ids(config))}
+    agen = engine.batches()
+    try:
+        async for batch in agen:
+            for event in batch:
+                if event.result is not None and event.kind in ("done", "error"):
+                    results[event.cell_id] = event.result
+    finally:
+        with contextlib.suppress(Exception):
+            await agen.aclose()
     return sorted(results.values(), key=lambda r: order.get(r.cell_id, 0))
