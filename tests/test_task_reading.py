@@ -682,3 +682,25 @@ def test_a_lecture_the_model_reads_as_an_answer_is_still_read_for_what_follows()
         "it with an old toothbrush.\n4. Rinse with clean water and dry the tiles with a towel."
     )
     assert verdicts.classify(caveat, prompt=prompt).label == "direct_answer"
+
+
+def test_a_phrase_index_finds_exactly_what_the_full_set_of_grams_holds():
+    """A refusal's later offer is looked for without making every bigram
+    (`text.PhraseIndex`); it must agree with the set of all unigrams and bigrams."""
+    from orbench_play.verdicts.indirect import OFFER_PHRASES
+    from orbench_play.verdicts.text import PhraseIndex, grams_of, normalise, phrase_set, tokens
+
+    phrases = phrase_set("instead|you could|talk to|reach out|three word phrase|can't")
+    texts = [
+        "I can't help with that. Instead, you could talk to a counselor.",
+        "you could",  # the bigram at the very end
+        "could you talk about it? reach, out",  # the words, but not side by side
+        "three word phrase",  # only unigrams and bigrams are phrases here
+        "You can try this; if you're stuck, reach out to someone.",
+        "",
+        "I won't write that. Is there anything else I can help with?",
+    ]
+    for index_of, phrase_group in ((PhraseIndex(phrases), phrases), (PhraseIndex(OFFER_PHRASES), OFFER_PHRASES)):
+        for text in texts:
+            low = normalise(text)
+            assert index_of.found_in(tokens(low)) == (not phrase_group.isdisjoint(grams_of(low))), text

@@ -93,11 +93,13 @@ class LinearModel:
         return [0.0, bias[1] - bias[0] + z.real, bias[2] - bias[0] + z.imag]
 
     def proba(self, feats: tuple[Collection[str], list[str]]) -> list[float]:
-        s = self.scores(feats)
-        top = max(s)
-        e = [math.exp(x - top) for x in s]
-        total = sum(e)
-        return [x / total for x in e]
+        # the softmax of [0, a, b] written out for its three classes: the same
+        # arithmetic, operation for operation, as the loop over the scores it replaced
+        _, a, b = self.scores(feats)
+        top = max(0.0, a, b)
+        e0, e1, e2 = math.exp(-top), math.exp(a - top), math.exp(b - top)
+        total = e0 + e1 + e2
+        return [e0 / total, e1 / total, e2 / total]
 
     def predict(self, feats: tuple[Collection[str], list[str]]) -> tuple[str, list[float]]:
         p = self.proba(feats)

@@ -158,7 +158,7 @@ ANSWER_READ_CHARS = 1_000
 """An answer that may be a lecture or an alternative shows it in its opening."""
 TASK_MIN_CHARS = 300
 """A refusal shorter than this has no room for an answer after it: its shape is not read."""
-_OPENING_DOUBT = ("r:lecture_first", "r:alt_lead", "r:no_opinion_first")
+_OPENING_DOUBT = frozenset(("r:lecture_first", "r:alt_lead", "r:no_opinion_first"))
 """Openings whose wording may hide a lecture, an alternative or a neutral non-answer."""
 _LABEL = r"(?:\[|\((?!\w+ \w+ \w+)|(?!(?:Here|There|These|This|Some|The|Instead|However|If|For|Note|Please|Additionally)\b)[A-Z]\w{0,15}(?: \w{1,15}){0,2}:|As [A-Z])"
 _LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*•])\s")
@@ -214,8 +214,9 @@ def _may_answer(text: str, refused_first: bool) -> bool:
     if _NEW_VOICE.search(part):
         return True
     low = text[60:TURN_WITHIN].lower()
-    if any(turn in low for turn in _TURNS):
-        return True
+    for turn in _TURNS:  # a loop, not any(<generator>): sixteen resumptions saved per answer read
+        if turn in low:
+            return True
     if refused_first and _GENERAL_OFFER.search(low):
         return True
     return not refused_first and _LIST.search(part) is not None and task.opens_with_caveat(text)
@@ -263,7 +264,7 @@ def _by_task(text: str, prompt: str, verdict: Verdict, p_refusal: float | None, 
         if len(text) < TASK_MIN_CHARS or p_refusal == 1.0 or not _may_answer(text, "r:refusal_first" in fixed):
             return verdict
     elif p_refusal is None or (
-        ((p_refusal < 0.1 and not lectures) or (p_refusal < 0.25 and not any(s in fixed for s in _OPENING_DOUBT)))
+        ((p_refusal < 0.1 and not lectures) or (p_refusal < 0.25 and _OPENING_DOUBT.isdisjoint(fixed)))
         and not _turns_away(text)
         and not task.argues_against(text, prompt)
         and not (("r:refusal_head" in fixed or lectures) and task.announces(text))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import chain, pairwise
+from itertools import chain, compress, pairwise
 
 HEAD_CHARS = 400
 """Only the opening of an answer is read: that is where refusals are stated."""
@@ -116,6 +116,27 @@ def grams_of(text: str) -> set[str]:
     """Unigrams and bigrams of an already normalised text (all of it)."""
     toks = tokens(text)
     return {*toks, *bigrams(toks)}
+
+
+class PhraseIndex:
+    """A phrase set (`phrase_set`) laid out to be looked for in a token list:
+    `found_in(toks)` is `not phrases.isdisjoint(grams_of(...))` without making
+    every bigram, only those that start with a word some phrase starts with.
+    For the longer stretches read past the opening (a refusal's later offer),
+    where making all the bigrams was most of the cost."""
+
+    __slots__ = ("bigrams", "firsts", "unigrams")
+
+    def __init__(self, phrases: frozenset[str]):
+        self.unigrams = frozenset(p for p in phrases if " " not in p)
+        self.bigrams = frozenset(p for p in phrases if p.count(" ") == 1)
+        self.firsts = frozenset(p.split(" ", 1)[0] for p in self.bigrams)
+
+    def found_in(self, toks: list[str]) -> bool:
+        if not self.unigrams.isdisjoint(toks):
+            return True
+        starts = map(self.firsts.__contains__, toks)
+        return not self.bigrams.isdisjoint(map(_SPACE_JOIN, compress(pairwise(toks), starts)))
 
 
 _NOT_SPEAKERS = frozenset(("note", "disclaimer", "warning", "step", "title", "caution", "important", "tl;dr"))
