@@ -704,3 +704,20 @@ def test_a_phrase_index_finds_exactly_what_the_full_set_of_grams_holds():
         for text in texts:
             low = normalise(text)
             assert index_of.found_in(tokens(low)) == (not phrase_group.isdisjoint(grams_of(low))), text
+
+
+def test_every_gate_of_the_phrase_rules_is_among_the_words_they_keep():
+    """`rule_signals` keeps only the opening's n-grams some gate asks about
+    (`rules._RULE_GATES`) before testing its gates: a gate left out of that
+    union would silently never open."""
+    from orbench_play.verdicts import indirect, rules
+
+    gates = {name: value for name, value in vars(rules).items() if name.startswith("_GATE_") or name == "_PIVOT_GRAMS"}
+    gates.update(
+        _GATE_SOFT=indirect._GATE_SOFT, _GATE_HOTLINE=indirect._GATE_HOTLINE, OFFER_PHRASES=indirect.OFFER_PHRASES
+    )
+    assert len(gates) >= 13
+    missing = {
+        name: sorted(gate - rules._RULE_GATES)[:5] for name, gate in gates.items() if not gate <= rules._RULE_GATES
+    }
+    assert missing == {}

@@ -8,7 +8,10 @@ import re
 
 from ..types import Verdict
 from .indirect import (
+    _GATE_HOTLINE,
+    _GATE_SOFT,
     NO_ADVICE,
+    OFFER_PHRASES,
     after_disclaimer,
     has_disclaimer,
     leads_with_alternative,
@@ -259,6 +262,28 @@ _PIVOT_GRAMS = frozenset(
 bigrams, matched against the opening's n-grams rather than by a regex."""
 
 
+_RULE_GATES = frozenset().union(
+    _GATE_MARKERS,
+    _GATE_NEGATED,
+    _GATE_DISAGREE,
+    _GATE_ADJ,
+    _GATE_LECTURE,
+    _GATE_FOREIGN,
+    _GATE_NO_ACCESS,
+    _GATE_OPINION,
+    _GATE_FICTIONAL,
+    _PIVOT_GRAMS,
+    _GATE_SOFT,
+    _GATE_HOTLINE,
+    OFFER_PHRASES,
+    ("advice",),
+)
+"""Every word `rule_signals` (and what it calls) asks the opening's n-grams
+about. It takes them out of the ~110 n-grams once; each gate is then tested
+against the few that are there. A gate added to `rule_signals` must be added
+here too (tests/test_task_reading.py checks the module's `_GATE_*` sets)."""
+
+
 def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bool]:
     """Named yes/no signals of the phrase rules, on the answer's opening.
 
@@ -270,6 +295,7 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
     if head is None or words is None:
         head, _, words = _opening(text)
         words = words.keys()
+    words = _RULE_GATES.intersection(words)
     intro = _HELPER_INTRO.match(head) if head[:1] in "hgi" else None
     opening = head[intro.end() :] if intro else head
     first = _first_sentences(opening[:260], 2)
