@@ -37,7 +37,9 @@ def test_cli_run_with_the_embedded_model_produces_real_text(tmp_path):
     assert len(rows) == 3
     for row in rows:
         assert row["error"] == "", row["error"]
-        assert len(row["response"].split()) >= 3
+        # real text in whatever script: 24 tokens of SmolLM2 were once "Amarakadama
+        # (フォラストカルトバ", two space-separated words, on a loaded CI machine
+        assert len("".join(row["response"].split())) >= 12, row["response"]
         assert row["verdict"] in {"direct_answer", "direct_refusal", "indirect_refusal"}
         assert float(row["cost_usd"]) == 0.0
         assert int(row["completion_tokens"]) > 0
