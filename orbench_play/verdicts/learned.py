@@ -24,11 +24,11 @@ def features(text: str) -> tuple[list[str], list[str]]:
     alike; and features counted at full weight: the first one to three words
     and the rule signals. Shared with scripts/train_verdict_model.py.
     """
-    ngrams, fixed, _, _ = opening_features(text)
+    ngrams, fixed, _ = opening_features(text)
     return list(ngrams), fixed
 
 
-def opening_features(text: str) -> tuple[KeysView[str], list[str], str, KeysView[str]]:
+def opening_features(text: str) -> tuple[KeysView[str], list[str], str]:
     """`features`, plus what the layers after the model read again: the
     normalised opening (`text.normalise`) and its n-grams, so that nothing is
     normalised twice. The n-grams are the keys of the ordered dict they were
@@ -37,8 +37,8 @@ def opening_features(text: str) -> tuple[KeysView[str], list[str], str, KeysView
     the gates test them as a set-like view. A frozenset copy tested faster gate
     by gate, but since `rule_signals` takes its gate words out once, making the
     copy cost more than it saved (1.2% of a verdict's instructions)."""
-    head, toks, grams = _opening(text)
-    words = grams.keys()
+    head, toks, ordered = _opening(text)
+    grams = ordered.keys()
     n = len(text)
     fixed = [
         "s1:" + " ".join(toks[:1]),
@@ -46,8 +46,8 @@ def opening_features(text: str) -> tuple[KeysView[str], list[str], str, KeysView
         "s3:" + " ".join(toks[:3]),
         _LENGTH_BUCKETS[(n >= 120) + (n >= 300) + (n >= 800)],
     ]
-    fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, words).items() if v]
-    return words, fixed, head, words
+    fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, grams).items() if v]
+    return grams, fixed, head
 
 
 _LENGTH_BUCKETS = ("len:0", "len:1", "len:2", "len:3")

@@ -294,7 +294,6 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
     """
     if head is None or words is None:
         head, _, words = _opening(text)
-        words = words.keys()
     words = _RULE_GATES.intersection(words)
     intro = _HELPER_INTRO.match(head) if head[:1] in "hgi" else None
     opening = head[intro.end() :] if intro else head
