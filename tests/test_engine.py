@@ -26,6 +26,16 @@ def prompts(n: int, split: str = "hard-1k") -> tuple[Prompt, ...]:
     )
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _litellm_warmed_up(fake_server) -> None:
+    """Several tests below time the engine (a timeout, a slow model beside a fast
+    one). Run alone, or first on a worker, they would also time LiteLLM's one-time
+    import (~7 s here) and its first call, and fail for that: one real cell first."""
+    config = RunConfig(models=(spec(fake_server, "answer"),), prompts=prompts(1), use_cache=False)
+    (result,) = asyncio.run(engine.collect(config))
+    assert result.verdict == "direct_answer", result.error
+
+
 @pytest.fixture
 def cache(tmp_path):
     c = ResultCache(tmp_path / "cache")
