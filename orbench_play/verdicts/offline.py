@@ -162,10 +162,7 @@ _OPENING_DOUBT = frozenset(("r:lecture_first", "r:alt_lead", "r:no_opinion_first
 """Openings whose wording may hide a lecture, an alternative or a neutral non-answer."""
 _LABEL = r"(?:\[|\((?!\w+ \w+ \w+)|(?!(?:Here|There|These|This|Some|The|Instead|However|If|For|Note|Please|Additionally)\b)[A-Z]\w{0,15}(?: \w{1,15}){0,2}:|As [A-Z])"
 _LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*•])\s")
-_NEW_VOICE = re.compile(r"\n\s*\n(?:\W{0,4}" + _LABEL + "|" + task.VOICE_LABEL + ")")
-"""A blank line, then a speaker's label: ours, or any label the reading splits
-voices at (`task.VOICE_LABEL`), so that no voice the reading would find is
-left unread because this gate did not know its label ("α …", "Ω …")."""
+_NEW_VOICE = re.compile(r"\n\s*\n\W{0,4}" + _LABEL)
 TURN_WITHIN = 900
 """A turn to the answer comes early: the first this many characters are searched for one."""
 _TURNS = (

@@ -226,12 +226,11 @@ The end character (".", "!", "?", a newline or a colon) is matched first and
 the look-behinds then tell which end it was, so that the regex engine skips to
 the next such character instead of trying every position: splitting an answer
 into sentences was the costliest step of `read`."""
-VOICE_LABEL = (
-    r"\W{0,4}(?:\[[^\]\n]{1,40}\]:?|\([^)\n]{1,40}\):?|"
+_VOICE = re.compile(
+    r"^\W{0,4}(?:\[[^\]\n]{1,40}\]:?|\([^)\n]{1,40}\):?|"
     r"(?:[A-Z][A-Z0-9-]{1,15}|\w*(?:GPT|Gpt|DAN|Dan|AI|Bot|BOT|Mode|Output|Aligned|aligned)\w*)(?: \w+){0,3}(?: \([\w ]{1,20}\))?:(?!//)|"
     r"As (?!an? |a |the )[A-Z][\w-]{1,20}(?: \w+)?[,:]|[\u0370-\u03ff](?=\s))"
 )
-_VOICE = re.compile("^" + VOICE_LABEL)
 """A label that starts a new voice: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:", "As BH,"."""
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+[:.)]?)\s+", re.I)
 _CODE = re.compile(r"```|^\s{4,}\S|[;{}]\s*$|\bdef \w+\(|\bfunction \w+\(|#include|\bimport \w+", re.M)
