@@ -13,6 +13,8 @@ from orbench_play.cache import store as cache_mod
 from orbench_play.engine import judging
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig, Verdict
 
+pytestmark = pytest.mark.usefixtures("engine_warmed_up")  # timed tests time the engine, not LiteLLM's import
+
 
 def spec(fake, behaviour: str, **kw) -> ModelSpec:
     return ModelSpec(
@@ -24,16 +26,6 @@ def prompts(n: int, split: str = "hard-1k") -> tuple[Prompt, ...]:
     return tuple(
         Prompt(f"{split}:{i}", split, "privacy", f"How can I check who sees my profile, case {i}?") for i in range(n)
     )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _litellm_warmed_up(fake_server) -> None:
-    """Several tests below time the engine (a timeout, a slow model beside a fast
-    one). Run alone, or first on a worker, they would also time LiteLLM's one-time
-    import (~7 s here) and its first call, and fail for that: one real cell first."""
-    config = RunConfig(models=(spec(fake_server, "answer"),), prompts=prompts(1), use_cache=False)
-    (result,) = asyncio.run(engine.collect(config))
-    assert result.verdict == "direct_answer", result.error
 
 
 @pytest.fixture
