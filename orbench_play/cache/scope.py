@@ -36,9 +36,9 @@ SECRET_BYTES = 32
 _SECRET_BYTES = SECRET_BYTES
 _secrets: dict[str, bytes] = {}
 _shared: dict[str, bytes] = {}
+"""The secret every replica shares, by Redis URL, when the cache lives there (`redis_store`)."""
 _default_folders: dict[tuple[str | None, ...], str] = {}
 """`default_cache_dir()`, by the variables that name it."""
-"""The secret every replica shares, by Redis URL, when the cache lives there (`redis_store`)."""
 
 
 def use_shared_secret(secret: bytes, url: str) -> None:
