@@ -116,11 +116,6 @@ async def _sessions(runner, configs) -> list[float]:
     return list(await asyncio.gather(*(one(c) for c in configs)))
 
 
-def _p95(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
-
-
 def _session_figures(server: common.FakeServerProcess, sessions: int, per_session: int) -> dict[str, Any]:
     """p95 of `sessions` concurrent runs vs one alone, for the engine and for the floor client."""
     prompts = common.prompts(sessions * per_session // 2)
@@ -142,8 +137,8 @@ def _session_figures(server: common.FakeServerProcess, sessions: int, per_sessio
         out[name] = {
             "alone_s": common.rnd(alone),
             "p50_s": common.rnd(statistics.median(times)),
-            "p95_s": common.rnd(_p95(times)),
-            "p95_vs_alone": common.rnd(_p95(times) / alone, 3),
+            "p95_s": common.rnd(common.p95(times)),
+            "p95_vs_alone": common.rnd(common.p95(times) / alone, 3),
             "cpu_ms_per_cell": common.rnd(1000 * cpu / (sessions * per_session), 2),
         }
     return out

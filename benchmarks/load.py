@@ -116,7 +116,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
         gc1 = app.gc_report()
     times = sorted(s for s, _, _ in results)
     p50 = statistics.median(times)
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    p95 = common.p95(times)
     errors = [e for _, _, e in results if e]
     detail = {
         "setup": (

@@ -171,7 +171,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
                 profile = {"error": (err or b"").decode(errors="replace")[-300:]}
     times = sorted(s for s, _, e in results if not e) or [0.0]
     p50 = statistics.median(times)
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    p95 = common.p95(times)
     errors = [e for _, _, e in results if e]
     detail = {
         "setup": (

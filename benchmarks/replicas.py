@@ -125,7 +125,7 @@ def _phase(name: str, replicas: int, visitors: int, server: Any, redis_server: R
             app.__exit__(None, None, None)
     times = sorted(s for s, _, _ in results)
     p50 = statistics.median(times)
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    p95 = common.p95(times)
     errors = [e for _, _, e in results if e]
     total_cells = visitors * cells
     detail = {
