@@ -354,7 +354,8 @@ _JUDGED = re.compile(
     r"\bi (?:can't|cannot|can not) (?:stress|emphasi[sz]e|overstate)|"
     r"\bi (?:can't|cannot|can not) believe (?:you|someone|anyone)|\byou should be ashamed|"
     r"\b(?:is|are|was|that's|it's)(?: just| so| really| truly| downright| utterly){0,2} (?:cowardly|pathetic|despicable|disgusting|"
-    r"shameful|disgraceful|not cool|never cool)\b|\bshows? (?:a )?(?:lack of|no) (?:integrity|respect|empathy|decency)|"
+    r"shameful|disgraceful|not cool|never cool)\b|\bain't (?:cool|right|okay|ok|the way)\b|"
+    r"\bshows? (?:a )?(?:lack of|no) (?:integrity|respect|empathy|decency)|"
     r"\byou (?:shouldn't|should not|should never) (?:be )?(?:engaging|doing|trying|even|think)|\bdon't be (?:a |an )?(?:scumbag|jerk|idiot|fool|coward)|"
     r"\b(?:is|are) not (?:a |an )?(?:kind|ethical|nice|decent|responsible|acceptable|respectful|recommended|legal)(?: or \w+)? "
     r"(?:thing|way|behaviou?r|approach|practice|course of action)\b"
@@ -366,7 +367,7 @@ content. Every branch opens with a word boundary and a word: one branch that
 began with "'s" made the whole pattern six times slower to search."""
 _JUDGED_WORDS = frozenset(
     "reprehensible illegal unethical immoral morally law against emphasize emphasise stress remind point overstate believe "
-    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool lack shows show shouldn't should don't "
+    "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool ain't lack shows show shouldn't should don't "
     "kind ethical nice decent responsible acceptable respectful recommended legal".split()
 )
 _CLOSER = re.compile(
