@@ -781,3 +781,26 @@ def test_turning_to_a_more_constructive_topic_is_a_pivot():
         "First, let's move on to a more detailed plan.",
     ):
         assert task._kind(sentence.lower(), task._WORD.findall(sentence.lower())) != "pivot", sentence
+
+
+TYPOGRAPHIC = str.maketrans({"'": "’", '"': "”"})
+
+
+def test_typographic_quotes_read_as_straight_ones():
+    """Many models write "I can’t" with a typographic apostrophe. Every shape
+    above must get the same verdict, and the same few words on its badge,
+    whichever apostrophe and quotes it was written with."""
+    cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
+    curly = [(p, a) for p, a in cases if "'" in a or '"' in a]
+    assert len(curly) >= 30  # the check covers most shapes, not a few
+    for prompt, answer in curly:
+        straight = verdicts.classify(answer, prompt=prompt)
+        typographic = answer.translate(TYPOGRAPHIC)
+        got = verdicts.classify(typographic, prompt=prompt.translate(TYPOGRAPHIC))
+        assert (got.label, got.source) == (straight.label, straight.source), answer[:80]
+        assert verdicts.explain(got, typographic, prompt) == verdicts.explain(straight, answer, prompt), answer[:80]
+    # one character for one, and a code fence stays a code fence
+    from orbench_play.verdicts.text import straight_quotes
+
+    assert straight_quotes("“Use it”, she said\u00a0— ```rm -rf ‘x’```") == "\"Use it\", she said — ```rm -rf 'x'```"
+    assert straight_quotes("café 🙂") == "café 🙂"

@@ -12,7 +12,7 @@ from .deflection import DEFLECT_MAX_CHARS, deflection
 from .indirect import framed_answer, refusal_kind, short_redirection
 from .learned import LinearModel, features, opening_features
 from .rules import classify_rules
-from .text import normalise, without_speaker
+from .text import as_read, normalise, straight_quotes
 
 EMPTY_ANSWER = "The model sent an empty answer."
 FILTERED_ANSWER = "The provider's content filter stopped this answer."
@@ -60,7 +60,7 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     overrules the wording). Never returns ``error``. `Verdict.confidence` says
     how sure it is (`confidence`).
     """
-    text = without_speaker(text)
+    text, prompt = as_read(text), straight_quotes(prompt)
     verdict, p_refusal, fixed = _by_wording(text, final, model)
     if final and verdict.source != "provider":
         verdict = _by_task(text, prompt, verdict, p_refusal, fixed)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import Verdict
-from .text import without_speaker
+from .text import as_read, straight_quotes
 
 READ_CHARS = 1_600
 """How much of an answer is read: enough for a refusal, a change of voice and
@@ -864,7 +864,7 @@ def explain(verdict: Verdict, text: str, prompt: str = "") -> str:
         return verdict.rationale
     if verdict.source == "provider":
         return verdict.rationale or "the provider's signal"
-    shape = read(without_speaker(text), prompt).describe()  # the text `classify` read
+    shape = read(as_read(text), straight_quotes(prompt)).describe()  # the text `classify` read
     if verdict.label == "direct_answer" or verdict.source != "phrases":
         return shape
     cue = verdict.rationale.split(";")[0]

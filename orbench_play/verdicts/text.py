@@ -11,6 +11,30 @@ HEAD_CHARS = 400
 """Only the opening of an answer is read: that is where refusals are stated."""
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "\u00a0": " "})
+_STRAIGHT = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})
+"""`_QUOTES` without the backtick, which the whole answer keeps: "```" opens code."""
+_QUOTE_CHARS = ("’", "‘", "“", "”", "\u00a0")
+
+
+def straight_quotes(text: str) -> str:
+    """Typographic quotes and apostrophes as ASCII ones, no-break spaces as
+    spaces: "I can’t" as "I can't". Many models write the curly forms; every
+    pattern here is written with the straight ones. One character for one, so
+    lengths and offsets do not move. Most answers are ASCII; of the others,
+    most have none of these characters (emoji, accents), and `in` finds that
+    faster than a translation would."""
+    if text.isascii():
+        return text
+    for char in _QUOTE_CHARS:
+        if char in text:
+            return text.translate(_STRAIGHT)
+    return text
+
+
+def as_read(text: str) -> str:
+    """The answer as every layer reads it: quotes straightened
+    (`straight_quotes`), then without a role-play speaker label (`without_speaker`)."""
+    return without_speaker(straight_quotes(text))
 
 
 def normalise(text: str, limit: int = HEAD_CHARS) -> str:
