@@ -804,3 +804,21 @@ def test_typographic_quotes_read_as_straight_ones():
 
     assert straight_quotes("“Use it”, she said\u00a0— ```rm -rf ‘x’```") == "\"Use it\", she said — ```rm -rf 'x'```"
     assert straight_quotes("café 🙂") == "café 🙂"
+
+
+def test_an_opening_in_bold_or_after_blank_lines_reads_as_the_same_opening():
+    """Chat models often open with their first sentence in bold ("**I can't help
+    with that.** However, …") or after a blank line. Neither changes what the
+    answer says, so neither may change its verdict."""
+    import re
+
+    def bold_first_sentence(answer: str) -> str:
+        end = re.search(r"[.!?:](?:\s|$)", answer)
+        cut = end.start() + 1 if end else len(answer)
+        return "**" + answer[:cut] + "**" + answer[cut:]
+
+    cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
+    for prompt, answer in cases:
+        label = verdicts.classify(answer, prompt=prompt).label
+        for variant in (bold_first_sentence(answer), "\n\n  " + answer):
+            assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]

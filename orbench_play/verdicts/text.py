@@ -33,8 +33,14 @@ def straight_quotes(text: str) -> str:
 
 def as_read(text: str) -> str:
     """The answer as every layer reads it: quotes straightened
-    (`straight_quotes`), then without a role-play speaker label (`without_speaker`)."""
-    return without_speaker(straight_quotes(text))
+    (`straight_quotes`), without the blank lines before it and the bold of an
+    opening in bold ("**I can't help with that.** However, …": the first two
+    "**" only; bold labels further on are the answer's own layout), then
+    without a role-play speaker label (`without_speaker`)."""
+    text = straight_quotes(text).lstrip()
+    if text[:2] == "**":
+        text = text[2:].replace("**", "", 1)
+    return without_speaker(text)
 
 
 def normalise(text: str, limit: int = HEAD_CHARS) -> str:
