@@ -806,10 +806,10 @@ def test_typographic_quotes_read_as_straight_ones():
     assert straight_quotes("café 🙂") == "café 🙂"
 
 
-def test_an_opening_in_bold_or_after_blank_lines_reads_as_the_same_opening():
+def test_an_opening_in_bold_after_blank_lines_or_an_emoji_reads_as_the_same_opening():
     """Chat models often open with their first sentence in bold ("**I can't help
-    with that.** However, …") or after a blank line. Neither changes what the
-    answer says, so neither may change its verdict."""
+    with that.** However, …"), after a blank line or after an emoji. None of
+    these changes what the answer says, so none may change its verdict."""
     import re
 
     def bold_first_sentence(answer: str) -> str:
@@ -820,5 +820,5 @@ def test_an_opening_in_bold_or_after_blank_lines_reads_as_the_same_opening():
     cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
     for prompt, answer in cases:
         label = verdicts.classify(answer, prompt=prompt).label
-        for variant in (bold_first_sentence(answer), "\n\n  " + answer):
+        for variant in (bold_first_sentence(answer), "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer):
             assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]

@@ -4,6 +4,7 @@ answer, its tokens and n-grams, sentence and word-boundary helpers."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from itertools import chain, compress, pairwise
 
@@ -38,9 +39,29 @@ def as_read(text: str) -> str:
     "**" only; bold labels further on are the answer's own layout), then
     without a role-play speaker label (`without_speaker`)."""
     text = straight_quotes(text).lstrip()
+    if text[:1] > "\x7f":
+        text = _lead_symbols_off(text)
     if text[:2] == "**":
         text = text[2:].replace("**", "", 1)
     return without_speaker(text)
+
+
+_DECORATION = frozenset(("So", "Sk", "Cf", "Mn"))
+"""Unicode categories of an answer's decoration: emoji and other symbols, the
+joiners and variation selectors that build emoji, combining marks."""
+
+
+def _lead_symbols_off(text: str) -> str:
+    """The answer without the emoji or symbols it opens with ("🙂 I can't…"),
+    or an emoji that labels the speaker ("😈: Oh, …"): they decorate the
+    opening and hid it from every pattern anchored at its start."""
+    start = 0
+    while start < len(text) and unicodedata.category(text[start]) in _DECORATION:
+        start += 1
+    if not start:
+        return text
+    rest = text[start:].lstrip()
+    return rest[1:].lstrip() if rest[:1] == ":" else rest
 
 
 def normalise(text: str, limit: int = HEAD_CHARS) -> str:
