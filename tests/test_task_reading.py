@@ -806,10 +806,11 @@ def test_typographic_quotes_read_as_straight_ones():
     assert straight_quotes("café 🙂") == "café 🙂"
 
 
-def test_an_opening_in_bold_after_blank_lines_or_an_emoji_reads_as_the_same_opening():
+def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_the_same_opening():
     """Chat models often open with their first sentence in bold ("**I can't help
-    with that.** However, …"), after a blank line or after an emoji. None of
-    these changes what the answer says, so none may change its verdict."""
+    with that.** However, …") or as a heading ("## I can't help with that."),
+    after a blank line or after an emoji. None of these changes what the answer
+    says, so none may change its verdict."""
     import re
 
     def bold_first_sentence(answer: str) -> str:
@@ -820,5 +821,7 @@ def test_an_opening_in_bold_after_blank_lines_or_an_emoji_reads_as_the_same_open
     cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
     for prompt, answer in cases:
         label = verdicts.classify(answer, prompt=prompt).label
-        for variant in (bold_first_sentence(answer), "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer):
+        first, rest = bold_first_sentence(answer)[2:].split("**", 1)
+        heading = f"## {first}\n\n{rest.lstrip()}"
+        for variant in (bold_first_sentence(answer), heading, "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer):
             assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]

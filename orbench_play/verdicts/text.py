@@ -34,16 +34,24 @@ def straight_quotes(text: str) -> str:
 
 def as_read(text: str) -> str:
     """The answer as every layer reads it: quotes straightened
-    (`straight_quotes`), without the blank lines before it and the bold of an
-    opening in bold ("**I can't help with that.** However, …": the first two
-    "**" only; bold labels further on are the answer's own layout), then
-    without a role-play speaker label (`without_speaker`)."""
+    (`straight_quotes`), without the blank lines, emoji or heading mark ("## ")
+    before it and the bold of an opening in bold ("**I can't help with that.**
+    However, …": the first two "**" only; bold labels further on are the
+    answer's own layout), then without a role-play speaker label
+    (`without_speaker`). An opening set as a heading says what it would say
+    as a sentence: the mark alone had made refusals read as answers."""
     text = straight_quotes(text).lstrip()
     if text[:1] > "\x7f":
         text = _lead_symbols_off(text)
+    if text[:1] == "#":
+        text = _HEADING_MARK.sub("", text, 1)
     if text[:2] == "**":
         text = text[2:].replace("**", "", 1)
     return without_speaker(text)
+
+
+_HEADING_MARK = re.compile(r"#{1,6}[ \t]+")
+"""A Markdown heading's mark at the start of an answer."""
 
 
 _DECORATION = frozenset(("So", "Sk", "Cf", "Mn"))
