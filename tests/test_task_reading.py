@@ -825,3 +825,8 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
         heading = f"## {first}\n\n{rest.lstrip()}"
         for variant in (bold_first_sentence(answer), heading, "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer):
             assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]
+    # only a mark that opens the answer goes; a hashtag, and headings further on, stay
+    from orbench_play.verdicts.text import as_read
+
+    assert as_read("## I can't help.\n\nBut here's why.") == "I can't help.\n\nBut here's why."
+    assert as_read("#ad Our product.\n\n## Features\n- fast") == "#ad Our product.\n\n## Features\n- fast"

@@ -44,7 +44,9 @@ def as_read(text: str) -> str:
     if text[:1] > "\x7f":
         text = _lead_symbols_off(text)
     if text[:1] == "#":
-        text = _HEADING_MARK.sub("", text, 1)
+        mark = _HEADING_MARK.match(text)
+        if mark:
+            text = text[mark.end() :]
     if text[:2] == "**":
         text = text[2:].replace("**", "", 1)
     return without_speaker(text)
