@@ -37,8 +37,6 @@ _SECRET_BYTES = SECRET_BYTES
 _secrets: dict[str, bytes] = {}
 _shared: dict[str, bytes] = {}
 """The secret every replica shares, by Redis URL, when the cache lives there (`redis_store`)."""
-_default_folders: dict[tuple[str | None, ...], str] = {}
-"""`default_cache_dir()`, by the variables that name it."""
 
 
 def use_shared_secret(secret: bytes, url: str) -> None:
@@ -101,19 +99,10 @@ def installation_secret(folder: str | os.PathLike[str] | None = None) -> bytes:
         shared = shared_secret()
         if shared is not None:
             return shared
-        # the default folder follows the environment; working it out (pathlib,
-        # expanduser) cost more than the HMAC it keys, once per model per run
-        env = (os.environ.get("ORBENCH_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
-        key = _default_folders.get(env)
-        if key is None:
-            from .paths import default_cache_dir
+        from .paths import default_cache_dir
 
-            key = _default_folders[env] = str(default_cache_dir())
-        known = _secrets.get(key)
-        if known is not None:
-            return known
-        folder = key
-    where = Path(folder)
+        folder = default_cache_dir()
+    where = folder if isinstance(folder, Path) else Path(folder)
     key = str(where)
     secret = _secrets.get(key)
     if secret is None:
