@@ -786,11 +786,16 @@ def test_turning_to_a_more_constructive_topic_is_a_pivot():
 TYPOGRAPHIC = str.maketrans({"'": "’", '"': "”"})
 
 
+def _every_shape() -> list[tuple[str, str]]:
+    """(prompt, answer) of every shape the tests above read."""
+    return [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
+
+
 def test_typographic_quotes_read_as_straight_ones():
     """Many models write "I can’t" with a typographic apostrophe. Every shape
     above must get the same verdict, and the same few words on its badge,
     whichever apostrophe and quotes it was written with."""
-    cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
+    cases = _every_shape()
     curly = [(p, a) for p, a in cases if "'" in a or '"' in a]
     assert len(curly) >= 30  # the check covers most shapes, not a few
     for prompt, answer in curly:
@@ -818,7 +823,7 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
         cut = end.start() + 1 if end else len(answer)
         return "**" + answer[:cut] + "**" + answer[cut:]
 
-    cases = [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
+    cases = _every_shape()
     for prompt, answer in cases:
         label = verdicts.classify(answer, prompt=prompt).label
         first, rest = bold_first_sentence(answer)[2:].split("**", 1)

@@ -344,11 +344,14 @@ _MORAL_OPEN = re.compile(
     r"(?:this|that|such|these)(?: \w+)? (?:is|are|would be|can be|could be) (?:illegal|unethical|dangerous|harmful|against)|"
     r"engaging in (?:such|this|these)|i (?:strongly )?(?:advise|urge|encourage) (?:you )?against|i do not condone|i don't condone)"
 )
+_WRONG = (
+    r"(?: not only| both| highly| extremely| deeply| morally| strictly| considered){0,3} "
+    r"(?:reprehensible|illegal|unethical|immoral|morally wrong|against the law)\b"
+)
+"""The judgement after "is"/"it's": "…is not only morally reprehensible…", "It's illegal"."""
 _JUDGED = re.compile(
-    r"\b(?:is|are|would be)(?: not only| both| highly| extremely| deeply| morally| strictly| considered){0,3} "
-    r"(?:reprehensible|illegal|unethical|immoral|morally wrong|against the law)\b|"
-    r"\b(?:it|that|this|what|which|he|she|there)'s(?: not only| both| highly| extremely| deeply| morally| strictly| considered){0,3} "
-    r"(?:reprehensible|illegal|unethical|immoral|morally wrong|against the law)\b|"
+    r"\b(?:is|are|would be)" + _WRONG + "|"
+    r"\b(?:it|that|this|what|which|he|she|there)'s" + _WRONG + "|"
     r"\bgoes against (?:the |my |our )?(?:principles|law|values|rules|ethics|ethical)|"
     r"\b(?:but|however),? i (?:must|have to|need to) (?:emphasi[sz]e|stress|remind|point out)|"
     r"\bi (?:can't|cannot|can not) (?:stress|emphasi[sz]e|overstate)|"

@@ -11,10 +11,12 @@ from itertools import chain, compress, pairwise
 HEAD_CHARS = 400
 """Only the opening of an answer is read: that is where refusals are stated."""
 
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"', "\u00a0": " "})
 _STRAIGHT = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u00a0": " "})
-"""`_QUOTES` without the backtick, which the whole answer keeps: "```" opens code."""
-_QUOTE_CHARS = ("’", "‘", "“", "”", "\u00a0")
+"""Typographic quotes as straight ones (`straight_quotes`, the whole answer)."""
+_QUOTES = {**_STRAIGHT, ord("`"): "'"}
+"""…and, for the normalised opening only, the backtick too: the whole answer
+keeps it, where "```" opens code."""
+_QUOTE_CHARS = tuple(map(chr, _STRAIGHT))
 
 
 def straight_quotes(text: str) -> str:
