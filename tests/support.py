@@ -228,11 +228,24 @@ def chromium():
             browser.close()
 
 
+RUN_ENDED = "() => ['finished', 'stopped'].includes(document.querySelector('#progress .progress-box')?.dataset.state)"
+"""A page script: the run's last frame has arrived (it also brings the scoreboard, plot
+and downloads, which follow a live run at most once a second)."""
+ALL_FINAL = (
+    "n => { const v = [...document.querySelectorAll('#grid .verdict')];"
+    " return (n == null ? v.length > 0 : v.length === n) && v.every(e => e.dataset.verdict !== 'pending')"
+    f" && ({RUN_ENDED})(); }}"
+)
+"""A page script: the grid has `n` answers (any, without an argument), every verdict is
+final and the run has ended. The grid's verdicts arrive by the live feed, ahead of the
+last frame: a test that read the scoreboard once the verdicts were final read one a
+frame old (CI, stop 34)."""
 VARIANT_FINAL = (
     "v => { const els = [...document.querySelectorAll(`#grid .verdict[data-variant='${v}']`)];"
-    " return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending'); }"
+    f" return els.length > 0 && els.every(e => e.dataset.verdict !== 'pending') && ({RUN_ENDED})(); }}"
 )
-"""A page script: every answer of variant `v` (its `data-variant`) has its final verdict."""
+"""A page script: every answer of variant `v` (its `data-variant`) has its final verdict
+and the run has ended."""
 
 
 def choose(page, elem_id: str, text: str, *, once_listed: str | None = None) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from support import app_py, chromium, free_port, watch_errors
+from support import ALL_FINAL, app_py, chromium, free_port, watch_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.local_model]
 
@@ -79,6 +79,9 @@ PAIR_LIMIT_MS = 900_000
 PAIR_PROMPTS = 4
 """The pair's run: one prompt of each of two categories, in hard-1k and in toxic."""
 POINTS_JS = "els => els.map(e => e.dataset.model)"
+SCORED_JS = """n => [...document.querySelectorAll('#scoreboard tr[data-model] td.scored, #scoreboard tr[data-model] td.errors')]
+                 .reduce((sum, td) => sum + Number(td.innerText), 0) === n"""
+"""The scoreboard accounts for every cell of the run (scored or an error; errors fail later, with the grid)."""
 
 
 def _first_run(
@@ -102,17 +105,12 @@ def _first_run(
 
         clicked = time.monotonic()
         page.click("#run button, button#run")
-        page.wait_for_function(
-            """n => { const v = [...document.querySelectorAll('#grid .verdict')];
-                      return v.length === n && v.every(e => e.dataset.verdict !== 'pending'); }""",
-            arg=cells,
-            timeout=limit_ms,
-        )
+        page.wait_for_function(ALL_FINAL, arg=cells, timeout=limit_ms)
         run_s = time.monotonic() - clicked
         found = page.eval_on_selector_all("#grid .verdict", VERDICTS_JS)
         grid_text = page.locator("#grid").inner_text()
-        with contextlib.suppress(PlaywrightTimeout):  # the scoreboard renders with the last frame
-            page.wait_for_function(f"() => ({MINI_SCORE_JS})()?.includes('%')", timeout=15_000)
+        # The run's last frame brings the scoreboard; it accounts for every cell.
+        page.wait_for_function(SCORED_JS, arg=cells, timeout=15_000)
         with contextlib.suppress(PlaywrightTimeout):
             page.wait_for_function(
                 "n => document.querySelectorAll('#plot .session-pt').length >= n", arg=len(models), timeout=15_000

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
+from support import ALL_FINAL, browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
 
 pytestmark = pytest.mark.browser
 
@@ -26,10 +26,6 @@ MODELS = {
     "fake-hang": "hang",
     "fake-answer-z": "answer:z",
 }
-ALL_FINAL = (
-    "() => { const v = [...document.querySelectorAll('#grid .verdict')];"
-    " return v.length > 0 && v.every(e => e.dataset.verdict !== 'pending'); }"
-)
 VERDICTS_JS = (
     "els => els.map(e => ({model: e.dataset.model, row: e.dataset.row,"
     " verdict: e.dataset.verdict, source: e.dataset.source}))"

@@ -7,15 +7,11 @@ the share link) follows up on every refusal left."""
 from __future__ import annotations
 
 import pytest
-from support import browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
+from support import ALL_FINAL, browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground
 
 pytestmark = pytest.mark.browser
 
 MODELS = {"fake-relent": "relent", "fake-stubborn": "stubborn"}
-ALL_FINAL = (
-    "() => { const v = [...document.querySelectorAll('#grid .verdict')];"
-    " return v.length === 4 && v.every(e => e.dataset.verdict !== 'pending'); }"
-)
 CELLS_JS = """els => els.map(td => {
   const v = td.querySelector('.verdict');
   return {model: v.dataset.model, row: v.dataset.row, verdict: v.dataset.verdict,
@@ -42,7 +38,7 @@ def test_refuse_follow_up_answer_and_the_scoreboard_shows_who_relents(app_url, f
         page.click("#follow_up .label-wrap")  # the box under the grid starts closed
         assert page.locator("#follow_up_preset input").input_value() == "Why did you refuse?"
         page.click("#run button, button#run")
-        page.wait_for_function(ALL_FINAL, timeout=30_000)
+        page.wait_for_function(ALL_FINAL, arg=4, timeout=30_000)
         first = cells(page)
         assert {c["verdict"] for c in first} == {"direct_refusal"}
         assert "Relent" not in page.locator("#scoreboard").inner_text()

@@ -11,7 +11,7 @@ import json
 
 import pytest
 from fake_openai import long_answer_text
-from support import chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
+from support import ALL_FINAL, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
 from orbench_play.types import VERDICTS
 from orbench_play.ui import safe_html
@@ -57,10 +57,6 @@ WATCH = r"""
   };
 })();
 """
-ALL_FINAL = (
-    "n => { const v = [...document.querySelectorAll('#grid .verdict')];"
-    " return v.length === n && v.every(e => e.dataset.verdict !== 'pending'); }"
-)
 CELLS_JS = """() => [...document.querySelectorAll('#grid [data-i]')].map(box => {
   const v = box.querySelector('.verdict');
   return {text: box.querySelector('.resp').firstChild?.data || '', state: box.dataset.state,

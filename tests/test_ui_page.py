@@ -10,7 +10,15 @@ axe-core comes inside the `axe-playwright-python` wheel (no CDN).
 from __future__ import annotations
 
 import pytest
-from support import browser_page, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground_demo
+from support import (
+    ALL_FINAL,
+    browser_page,
+    chromium,
+    errors_of,
+    fake_models_yaml,
+    open_share_link,
+    serve_playground_demo,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -22,10 +30,6 @@ MODELS = {
     "fake-refuse-with-a-rather-long-model-name-v2": "refuse:long-name",
     "fake-think": "long-think",
 }
-ALL_FINAL = (
-    "() => { const v = [...document.querySelectorAll('#grid .verdict')];"
-    " return v.length > 0 && v.every(e => e.dataset.verdict !== 'pending'); }"
-)
 LAPTOP = {"width": 1366, "height": 768}
 BREAKS_JS = """sel => { const el = document.querySelector(sel); const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   let text = "", after = [], lastTop = null, lines = 0;

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from fake_openai import REFUSE_TEXT, answer_text
 from fake_shapes import THOUGHTS_COMPLYING, THOUGHTS_REFUSING
-from support import chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
+from support import ALL_FINAL, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
 from orbench_play.ui import safe_html
 
@@ -41,10 +41,6 @@ WATCH = r"""
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observe); else observe();
 })();
 """
-ALL_FINAL = (
-    "n => { const v = [...document.querySelectorAll('#grid .verdict')];"
-    " return v.length === n && v.every(e => e.dataset.verdict !== 'pending'); }"
-)
 CELLS_JS = """() => [...document.querySelectorAll('#grid [data-i]')].map(box => {
   const v = box.querySelector('.verdict'), t = box.querySelector('.thoughts');
   return {model: v.dataset.model, verdict: v.dataset.verdict, badge: v.textContent,
