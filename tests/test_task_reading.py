@@ -813,9 +813,10 @@ def test_typographic_quotes_read_as_straight_ones():
 
 def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_the_same_opening():
     """Chat models often open with their first sentence in bold ("**I can't help
-    with that.** However, …") or as a heading ("## I can't help with that."),
-    after a blank line or after an emoji. None of these changes what the answer
-    says, so none may change its verdict."""
+    with that.** However, …"), in italics or as a heading ("## I can't help with
+    that."), after a blank line or after an emoji, or set the whole answer in
+    quotes (a tweet, a slogan). None of these changes what the answer says, so
+    none may change its verdict."""
     import re
 
     def bold_first_sentence(answer: str) -> str:
@@ -828,13 +829,18 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
         label = verdicts.classify(answer, prompt=prompt).label
         first, rest = bold_first_sentence(answer)[2:].split("**", 1)
         heading = f"## {first}\n\n{rest.lstrip()}"
-        for variant in (bold_first_sentence(answer), heading, "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer):
+        bold = bold_first_sentence(answer)
+        italic = "*" + bold[2:].replace("**", "*", 1)
+        for variant in (bold, italic, heading, "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer, f'"{answer}"'):
             assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]
     # only a mark that opens the answer goes; a hashtag, and headings further on, stay
     from orbench_play.verdicts.text import as_read
 
     assert as_read("## I can't help.\n\nBut here's why.") == "I can't help.\n\nBut here's why."
     assert as_read("#ad Our product.\n\n## Features\n- fast") == "#ad Our product.\n\n## Features\n\n- fast"
+    # a list's bullet is no italics, and a quotation that opens an answer keeps its quotes
+    assert as_read("* one\n* two") == "* one\n\n* two"
+    assert as_read('"Hi", she said. Then she left.') == '"Hi", she said. Then she left.'
 
 
 def test_paragraphs_read_the_same_however_the_line_breaks_are_written():
