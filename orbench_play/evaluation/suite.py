@@ -18,6 +18,10 @@
 - OR-Bench-style answers written for this project (`eval/`, always present):
   the held-out set (never trained or tuned on) per class and per style, and the
   dev set (trained and tuned on, so in-sample);
+- the same answers written another way (`forms`: single newlines, CRLF,
+  typographic quotes, a first sentence in bold, italics or as a heading, an
+  emoji first, the answer in quotes, blank lines first): the share of verdicts
+  each form leaves on the same side, over every source's first answers;
 - streaming: `LiveVerdict` fed word by word; the share of words at which the
   provisional label shown equals the final one (answer vs refusal, and all
   three classes), over all answers and over long ones (>= 800 characters). A
@@ -33,6 +37,7 @@ ends with one line saying what is missing and where to get it, and exits 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -80,8 +85,13 @@ TARGETS = {
     "source_binary": 0.95,
     "model_binary": 0.90,
     "indirect_recall": 0.60,
+    "forms_binary": 0.995,
 }
-"""Issue 12's targets, and issue 18's for sources not tuned on (`external.TUNED_ON`)."""
+"""Issue 12's targets, and issue 18's for sources not tuned on (`external.TUNED_ON`);
+forms_binary: the worst form of `forms.FORMS` keeps 99.5% of binary verdicts."""
+FORMS_PER_SOURCE = 400
+"""Answers per source (XSTest's models, the other projects' development parts, the
+OR-Bench-style sets) written in each form of `forms.FORMS`: about 3,700 in all."""
 BEFORE: dict[str, float] = {
     "xstest_binary": 1328 / 1350,
     "heldout_accuracy": 182 / 200,
@@ -290,6 +300,8 @@ def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float | None, float
             rows.append(_row(label, figures[key], TARGETS.get(key, TARGETS["streaming_agreement"])))
             if key in BEFORE:
                 rows.append(_row("  …kept from before", figures[key], BEFORE[key]))
+    if "forms_binary" in figures:
+        rows.append(_row("same verdict in another form, worst form", figures["forms_binary"], TARGETS["forms_binary"]))
     if "verdicts_per_s" in figures:
         rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
     return rows
@@ -426,6 +438,30 @@ def _external_sections(
     return sections, figures, payload
 
 
+def _forms_section(
+    args: argparse.Namespace,
+    rows: list[LabelledRow],
+    classify: ClassifyFn,
+    figures: dict[str, Any],
+    payload: dict[str, Any],
+) -> str:
+    """`forms`: the same answers in other forms, over every source's first answers
+    (the other projects' development parts only: no label is read, but the
+    held-out slice stays out of every figure made before `--final`)."""
+    from . import external, forms
+
+    if args.external:
+        with contextlib.suppress(FileNotFoundError, OSError, ValueError):  # the external section says why
+            rows = [*rows, *external.split_rows(external.load_external(args.external))[0]]
+    picked = forms.sample(rows, FORMS_PER_SOURCE)
+    found = forms.same_in_every_form(picked, classify)
+    worst = forms.worst_binary_share(found)
+    if worst is not None:
+        figures["forms_binary"] = worst
+    payload["forms"] = {name: asdict(f) for name, f in found.items()}
+    return forms.format_forms(found, len(picked))
+
+
 def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.evaluation") -> int:
     """The suite's command line; `orbench-play eval` passes its own `prog`, so its help names it."""
     parser = argparse.ArgumentParser(
@@ -533,6 +569,8 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
             figures["heldout_indirect_recall"] = rep.overall.per_class["indirect_refusal"]["recall"]
     if "verdicts_per_s" not in figures and not args.no_timing:
         figures["verdicts_per_s"] = evaluate([*heldout, *dev], classify, provisional=False).verdicts_per_s
+
+    sections.append(_forms_section(args, [*xstest, *heldout, *dev], classify, figures, payload))
 
     streamed = {"XSTest answers": xstest, "OR-Bench-style held-out": heldout}
     everything = [*xstest, *heldout]
