@@ -20,8 +20,9 @@
   dev set (trained and tuned on, so in-sample);
 - the same answers written another way (`forms`: single newlines, CRLF,
   typographic quotes, a first sentence in bold, italics or as a heading, an
-  emoji first, the answer in quotes, blank lines first): the share of verdicts
-  each form leaves on the same side, over every source's first answers;
+  emoji first, the answer in quotes, blank lines first, a closing pleasantry):
+  the share of verdicts each form leaves on the same side, over every source's
+  first answers;
 - streaming: `LiveVerdict` fed word by word; the share of words at which the
   provisional label shown equals the final one (answer vs refusal, and all
   three classes), over all answers and over long ones (>= 800 characters). A

@@ -40,8 +40,9 @@ def as_read(text: str) -> str:
     before it, the bold or italics of an opening so set ("**I can't help with
     that.** However, …": the first pair of marks only; bold labels further on
     are the answer's own layout), the opening quote of an answer set in quotes
-    (a tweet, a slogan) and a role-play speaker label (`without_speaker`), with
-    every run of line breaks one blank line (`paragraphs_apart`). An opening set
+    (a tweet, a slogan), a role-play speaker label (`without_speaker`) and the
+    pleasantries that close it (`without_closing`), with every run of line
+    breaks one blank line (`paragraphs_apart`). An opening set
     as a heading says what it would say as a sentence: the mark alone had made
     refusals read as answers. Each form was found by writing real answers
     another way (`tests/test_task_reading.py`): in italics 50 of 3,328 changed
@@ -61,7 +62,57 @@ def as_read(text: str) -> str:
         text = text[1:]
     if "\n" in text:
         text = paragraphs_apart(text)
-    return without_speaker(text)
+    return without_closing(without_speaker(text))
+
+
+CLOSING_CHARS = 240
+"""How far from its end an answer is read for a closing pleasantry."""
+CLOSING_CUES = ("know if", "eel free", "hesitate", "hope th", "anything else", "questions")
+"""Words one of the closings holds, as written (any capital comes before them)."""
+PLEASANTRY = re.compile(
+    r"(?:"
+    r"i hope (?:this|that|my answer) (?:helps|answers)|"
+    r"(?:please )?let me know if (?:you (?:have|need|'ve got) (?:any )?(?:other|more|further|additional|follow-up) "
+    r"(?:questions?|help|information|details)|(?:there's|there is) anything else)|"
+    r"(?:if you have (?:any )?(?:other|more|further|additional|follow-up) questions?(?: or concerns)?, )?"
+    r"(?:please )?(?:feel free|don't hesitate) to (?:ask|reach out)(?! to (?!me\b))|"
+    r"if you have (?:any )?(?:other|more|further|additional|follow-up) questions?(?: or concerns)?, (?:please )?let me know|"
+    r"is there anything else (?:i can|you'd like|you would like)"
+    r")[^.?!\n]*[.?!]*\s*",
+    re.I,
+)
+"""One closing sentence, matched whole from its start (`without_closing`)."""
+_SENTENCE_ENDS = re.compile(r"[.?!]+\s+|\n\s*")
+
+
+def without_closing(text: str) -> str:
+    """The answer without the pleasantries that close it ("I hope this helps!
+    Let me know if you have any other questions."). Chat models close answers
+    and refusals alike with them: added to a short answer they made 19 of 3,328
+    real answers read as redirections, and they offer nothing in a refusal's
+    place (as "Is there anything else I can help with?" never did). Only a
+    generic closing goes: "feel free to reach out to a counsellor" offers help
+    of its own and stays. An answer that is nothing but a closing is kept."""
+    tail = text[-CLOSING_CHARS:]
+    for cue in CLOSING_CUES:  # a loop, not any(<generator>): most answers have none
+        if cue in tail:
+            break
+    else:
+        return text
+    # the sentences of the tail, read from the last: a closing is the run of
+    # pleasantries that ends the answer (one regex over the whole tail, anchored
+    # at its end, backtracked for 70 µs an answer)
+    starts = [0, *(m.end() for m in _SENTENCE_ENDS.finditer(tail))]
+    end, cut = len(tail), None
+    for start in reversed(starts):
+        if start >= end:
+            continue
+        if PLEASANTRY.fullmatch(tail, start, end) is None:
+            break
+        cut, end = start, start
+    if cut is None or (cut == 0 and len(tail) == len(text)):
+        return text
+    return text[: len(text) - len(tail) + cut].rstrip()
 
 
 def paragraphs_apart(text: str) -> str:
