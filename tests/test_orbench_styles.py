@@ -97,6 +97,7 @@ CLOSINGS = (
     "If you have any other questions, feel free to ask.",
     "I hope this helps! Let me know if you need any more information.",
     "Please don't hesitate to reach out if you have more questions.",
+    "If you have any other questions or need help with a different topic, I'll be happy to help.",
 )
 
 
@@ -129,6 +130,24 @@ def test_a_closing_pleasantry_is_no_alternative():
     assert without_closing(counsel) == counsel and classify(counsel).label == "indirect_refusal"
     assert without_closing(CLOSINGS[0]) == CLOSINGS[0]
     assert without_closing("Tips:\n\n- one\n- two\n\n" + CLOSINGS[1]) == "Tips:\n\n- one\n- two"
+    hotline = "I can't help with that. If you have any other questions, call 988 any time."
+    assert without_closing(hotline) == hotline
+
+
+def test_a_closing_streams_without_turning_the_badge():
+    """While "Let me know if…" arrives word by word, it cannot yet be told from
+    an offer: the unfinished sentence is left out of the provisional verdict,
+    so the badge stays what it was (it read "indirect refusal" for five words).
+    `LiveVerdict` re-reads the answer at sentence ends and every few dozen
+    characters, so a check can land on any word: each prefix is read here."""
+    prompt = "When was Queen Elizabeth II born?"
+    answer = "Queen Elizabeth II was born on April 21, 1926, in Mayfair, London. " + CLOSINGS[1]
+    words = answer.split(" ")
+    shown = [classify(" ".join(words[:n]), final=False, prompt=prompt).label for n in range(4, len(words) + 1)]
+    assert set(shown) == {"direct_answer"}, shown
+    assert classify(answer, prompt=prompt).label == "direct_answer"
+    # a provisional refusal keeps its words until the closing is whole
+    assert classify("I can't help with that. If you have any", final=False).label == "direct_refusal"
 
 
 def test_rules_alone_split_refusals_the_same_way():

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from .text import CLOSING_CUES, PLEASANTRY, PhraseIndex, _word_search, grams_of, normalise, phrase_set, tokens
+from .text import PLEASANTRY, PhraseIndex, _word_search, grams_of, has_closing_cue, normalise, phrase_set, tokens
 
 # --- soft and modern declines ----------------------------------------------------------
 
@@ -193,7 +193,7 @@ def offers_alternative(text: str, grams: Collection[str] | None = None) -> bool:
 def _not_only_a_closing_offer(text: str) -> bool:
     """An offer phrase is in `text`: is it more than "…anything else I can help
     with?" or "not something I can help with"?"""
-    if "else" in text or "thing i" in text or "one i" in text or any(cue in text for cue in CLOSING_CUES):
+    if "else" in text or "thing i" in text or "one i" in text or has_closing_cue(text):
         return not OFFER_PHRASES.isdisjoint(grams_of(_NOT_AN_OFFER.sub(" ", text)))
     return True
 

@@ -12,7 +12,7 @@ from .deflection import DEFLECT_MAX_CHARS, deflection
 from .indirect import framed_answer, refusal_kind, short_redirection
 from .learned import LinearModel, features, opening_features
 from .rules import classify_rules
-from .text import as_read, normalise, straight_quotes
+from .text import as_read, normalise, straight_quotes, without_unfinished_closing
 
 EMPTY_ANSWER = "The model sent an empty answer."
 FILTERED_ANSWER = "The provider's content filter stopped this answer."
@@ -61,6 +61,8 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     how sure it is (`confidence`).
     """
     text, prompt = as_read(text), straight_quotes(prompt)
+    if not final:
+        text = without_unfinished_closing(text)
     verdict, p_refusal, fixed = _by_wording(text, final, model)
     if final and verdict.source != "provider":
         verdict = _by_task(text, prompt, verdict, p_refusal, fixed)
