@@ -3,10 +3,10 @@
 A verdict must follow what an answer says, not how it is typeset. Models differ
 in exactly the ways below (a paragraph ends with one newline or a blank line,
 the first sentence is set in bold, an emoji opens the reply), and each of these
-once moved real verdicts: single newlines 135 of 3,328, a heading 30, an emoji
-29, italics 50, "Let me know if you have any other questions!" 23. No label is read here, so every answer counts, and the figure
-cannot be tuned into agreeing with people; it only shows where the reading
-depends on the surface.
+once moved real verdicts: single newlines 135 of 3,328, italics 50, a heading
+30, an emoji 29, "Let me know if you have any other questions!" 23. No label
+is read here, so every answer counts, and the figure cannot be tuned into
+agreeing with people; it only shows where the reading depends on the surface.
 """
 
 from __future__ import annotations

@@ -42,11 +42,11 @@ def as_read(text: str) -> str:
     are the answer's own layout), the opening quote of an answer set in quotes
     (a tweet, a slogan), a role-play speaker label (`without_speaker`) and the
     pleasantries that close it (`without_closing`), with every run of line
-    breaks one blank line (`paragraphs_apart`). An opening set
-    as a heading says what it would say as a sentence: the mark alone had made
-    refusals read as answers. Each form was found by writing real answers
-    another way (`tests/test_task_reading.py`): in italics 50 of 3,328 changed
-    their verdict, in quotes 8."""
+    breaks one blank line (`paragraphs_apart`). An opening set as a heading
+    says what it would say as a sentence: the mark alone had made refusals
+    read as answers. Each form was found by writing real answers another way
+    (`evaluation.forms`, `tests/test_task_reading.py`): in italics 50 of 3,328
+    changed their verdict, in quotes 8."""
     text = straight_quotes(text).lstrip()
     if text[:1] > "\x7f":
         text = _lead_symbols_off(text)
@@ -102,9 +102,10 @@ def has_closing_cue(text: str) -> bool:
 def without_closing(text: str) -> str:
     """The answer without the pleasantries that close it ("I hope this helps!
     Let me know if you have any other questions."). Chat models close answers
-    and refusals alike with them: added to a short answer they made 19 of 3,328
-    real answers read as redirections, and they offer nothing in a refusal's
-    place (as "Is there anything else I can help with?" never did). Only a
+    and refusals alike with them: added to real answers they changed the
+    verdict of 23 of 3,328 (19 short answers read as redirections), and they
+    offer nothing in a refusal's place (as "Is there anything else I can help
+    with?" never did). Only a
     generic closing goes: "feel free to reach out to a counsellor" offers help
     of its own and stays. An answer that is nothing but a closing is kept."""
     tail = text[-CLOSING_CHARS:]
@@ -126,7 +127,7 @@ def without_closing(text: str) -> str:
     return text[: len(text) - len(tail) + cut].rstrip()
 
 
-_CLOSING_STARTS = (
+_CLOSING_STARTS = (  # the openings of `PLEASANTRY`'s sentences, matched as prefixes
     "let me know if",
     "i hope this",
     "i hope that",
