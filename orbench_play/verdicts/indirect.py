@@ -18,7 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from .text import PLEASANTRY, PhraseIndex, _word_search, grams_of, has_closing_cue, normalise, phrase_set, tokens
+from .text import (
+    PhraseIndex,
+    _word_search,
+    grams_of,
+    has_closing_cue,
+    normalise,
+    phrase_set,
+    tokens,
+    without_pleasantries,
+)
 
 # --- soft and modern declines ----------------------------------------------------------
 
@@ -170,14 +179,13 @@ in an answer, most of them are ordinary."""
 _NOT_AN_OFFER = re.compile(
     r"(?:is there )?(?:anything|something) else (?:(?:that )?i can|you(?:'d| would) like|you need|i could)[^.?!]*[.?!]?|"
     r"(?:can|may) i help (?:you )?with (?:anything|something) else\??|let me know if (?:there's|there is) (?:anything|something) else[^.?!]*[.?!]?|"
-    r"(?:something|anything|a thing|one) i(?:'ll| will| can| could|'d| would)? \w+(?: you)?(?: \w+)?|"
-    + PLEASANTRY.pattern
+    r"(?:something|anything|a thing|one) i(?:'ll| will| can| could|'d| would)? \w+(?: you)?(?: \w+)?"
 )
-"""'Is there anything else I can help with?', 'not something I can help with' and
-the pleasantries that close answers (`text.PLEASANTRY`: "feel free to ask")
-offer no alternative: still a direct refusal. At the end of an answer
-`text.without_closing` has already taken them off; here they stand before a
-second voice."""
+"""'Is there anything else I can help with?' and 'not something I can help with'
+offer no alternative: still a direct refusal. So do the pleasantries that close
+answers ("feel free to ask", `text.without_pleasantries`): at the end of an
+answer `text.without_closing` has already taken them off; here they stand
+before a second voice."""
 
 
 def offers_alternative(text: str, grams: Collection[str] | None = None) -> bool:
@@ -193,9 +201,15 @@ def offers_alternative(text: str, grams: Collection[str] | None = None) -> bool:
 def _not_only_a_closing_offer(text: str) -> bool:
     """An offer phrase is in `text`: is it more than "…anything else I can help
     with?" or "not something I can help with"?"""
-    if "else" in text or "thing i" in text or "one i" in text or has_closing_cue(text):
-        return not OFFER_PHRASES.isdisjoint(grams_of(_NOT_AN_OFFER.sub(" ", text)))
-    return True
+    generic = "else" in text or "thing i" in text or "one i" in text
+    closing = has_closing_cue(text)
+    if not generic and not closing:
+        return True
+    if closing:
+        text = without_pleasantries(text)
+    if generic:
+        text = _NOT_AN_OFFER.sub(" ", text)
+    return not OFFER_PHRASES.isdisjoint(grams_of(text))
 
 
 _OFFER_INDEX = PhraseIndex(OFFER_PHRASES)

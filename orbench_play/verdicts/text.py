@@ -84,9 +84,8 @@ PLEASANTRY = re.compile(
 """One closing sentence, matched whole from its start (`without_closing`). A
 sentence that names a number, a hotline, a professional or resources offers
 help of its own ("If you have other questions, a counsellor can…"): no closing.
-The guard comes after the opening words, not before them: `indirect` searches
-with this pattern, and a look-ahead tried at every position read each sentence
-once per character (+50% instructions a verdict)."""
+The guard comes after the opening words, not before them: a look-ahead before
+them, tried wherever a search starts, read each sentence once per character."""
 _SENTENCE_ENDS = re.compile(r"[.?!]+\s+|\n\s*")
 
 
@@ -125,6 +124,20 @@ def without_closing(text: str) -> str:
     if cut is None or (cut == 0 and len(tail) == len(text)):
         return text
     return text[: len(text) - len(tail) + cut].rstrip()
+
+
+def without_pleasantries(text: str) -> str:
+    """`text` without the closing pleasantries (`PLEASANTRY`) it holds anywhere:
+    before a second voice they offer no more than at the end. Only a sentence
+    with a cue word (`has_closing_cue`) is searched: the pattern searched over a
+    whole answer took 100 µs, tried at nearly every position."""
+    pieces = []
+    start = 0
+    for end in [*(m.end() for m in _SENTENCE_ENDS.finditer(text)), len(text)]:
+        sentence = text[start:end]
+        pieces.append(PLEASANTRY.sub(" ", sentence) if has_closing_cue(sentence) else sentence)
+        start = end
+    return "".join(pieces)
 
 
 _CLOSING_STARTS = (  # the openings of `PLEASANTRY`'s sentences, matched as prefixes
