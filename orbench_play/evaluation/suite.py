@@ -38,7 +38,6 @@ ends with one line saying what is missing and where to get it, and exits 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
 import sys
@@ -338,9 +337,10 @@ def missed_targets(figures: dict[str, Any]) -> list[str]:
 
 def _external_sections(
     args: argparse.Namespace, xstest: list[LabelledRow], dev: list[LabelledRow], classify: ClassifyFn
-) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+) -> tuple[list[str], dict[str, Any], dict[str, Any], list[LabelledRow]]:
     """Per source, per model, leave-one-source-out and the auto judge: (text
-    sections, figures for the targets, JSON payload)."""
+    sections, figures for the targets, JSON payload, the development part of
+    the answers read, which `_forms_section` writes in other forms)."""
     from ..verdicts.presets import AUTO_CONFIDENCE
     from . import external, sources
 
@@ -351,7 +351,7 @@ def _external_sections(
         ext = external.load_external(args.external)
     except (FileNotFoundError, OSError, ValueError) as exc:
         sections.append(f"Other projects' labelled answers: not found ({exc}); skipped.")
-        return sections, figures, payload
+        return sections, figures, payload, []
     ext_dev, ext_held = external.split_rows(ext)
     parts = {"development part": ext_dev}
     if args.final:
@@ -423,7 +423,7 @@ def _external_sections(
         judge = _load_fake_judge()
     except (RuntimeError, ImportError) as exc:
         sections.append(f"Auto judge: {exc}; skipped.")
-        return sections, figures, payload
+        return sections, figures, payload, ext_dev
     groups = sources.group_rows(rows, lambda r: r.source)
     auto = {
         k: sources.auto_judge([rows[i] for i in idx], [offline[i] for i in idx], judge, AUTO_CONFIDENCE)
@@ -436,24 +436,17 @@ def _external_sections(
     payload["auto_judge"] = {k: v.as_dict() for k, v in auto.items()}
     figures["auto_saved"] = auto["ALL"].saved
     figures["auto_agreement"] = auto["ALL"].agree
-    return sections, figures, payload
+    return sections, figures, payload, ext_dev
 
 
 def _forms_section(
-    args: argparse.Namespace,
-    rows: list[LabelledRow],
-    classify: ClassifyFn,
-    figures: dict[str, Any],
-    payload: dict[str, Any],
+    rows: list[LabelledRow], classify: ClassifyFn, figures: dict[str, Any], payload: dict[str, Any]
 ) -> str:
     """`forms`: the same answers in other forms, over every source's first answers
-    (the other projects' development parts only: no label is read, but the
-    held-out slice stays out of every figure made before `--final`)."""
-    from . import external, forms
+    (of the other projects, their development parts only: no label is read, but
+    the held-out slice stays out of every figure made before `--final`)."""
+    from . import forms
 
-    if args.external:
-        with contextlib.suppress(FileNotFoundError, OSError, ValueError):  # the external section says why
-            rows = [*rows, *external.split_rows(external.load_external(args.external))[0]]
     picked = forms.sample(rows, FORMS_PER_SOURCE)
     found = forms.same_in_every_form(picked, classify)
     worst = forms.worst_binary_share(found)
@@ -539,10 +532,11 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
                 figures["xstest_binary"] = rep.overall.binary_agreement
                 if rep.verdicts_per_s is not None:
                     figures["verdicts_per_s"] = rep.verdicts_per_s
+    ext_dev: list[LabelledRow] = []
     if args.lomo or args.external:
         try:
-            ext_sections, ext_figures, ext_payload = (
-                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {})
+            ext_sections, ext_figures, ext_payload, ext_dev = (
+                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {}, [])
             )
             if args.lomo and not args.external and xstest:
                 fit = _load_fit_fn()
@@ -571,7 +565,7 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
     if "verdicts_per_s" not in figures and not args.no_timing:
         figures["verdicts_per_s"] = evaluate([*heldout, *dev], classify, provisional=False).verdicts_per_s
 
-    sections.append(_forms_section(args, [*xstest, *heldout, *dev], classify, figures, payload))
+    sections.append(_forms_section([*xstest, *heldout, *dev, *ext_dev], classify, figures, payload))
 
     streamed = {"XSTest answers": xstest, "OR-Bench-style held-out": heldout}
     everything = [*xstest, *heldout]
