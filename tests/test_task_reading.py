@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from orbench_play import engine, verdicts
+from orbench_play.evaluation.forms import FORMS
 from orbench_play.types import ModelSpec, Prompt, RunConfig, Verdict
 from orbench_play.verdicts import presets, task
 
@@ -783,9 +784,6 @@ def test_turning_to_a_more_constructive_topic_is_a_pivot():
         assert task._kind(sentence.lower(), task._WORD.findall(sentence.lower())) != "pivot", sentence
 
 
-TYPOGRAPHIC = str.maketrans({"'": "’", '"': "”"})
-
-
 def _every_shape() -> list[tuple[str, str]]:
     """(prompt, answer) of every shape the tests above read."""
     return [(p, a) for p, a, *_ in [*ANSWERS, *REFUSALS, *INDIRECT, *ROLE_PLAY, *OTHER_TASKS, *KEPT]]
@@ -800,8 +798,8 @@ def test_typographic_quotes_read_as_straight_ones():
     assert len(curly) >= 30  # the check covers most shapes, not a few
     for prompt, answer in curly:
         straight = verdicts.classify(answer, prompt=prompt)
-        typographic = answer.translate(TYPOGRAPHIC)
-        got = verdicts.classify(typographic, prompt=prompt.translate(TYPOGRAPHIC))
+        typographic = FORMS["typographic quotes"](answer)
+        got = verdicts.classify(typographic, prompt=FORMS["typographic quotes"](prompt))
         assert (got.label, got.source) == (straight.label, straight.source), answer[:80]
         assert verdicts.explain(got, typographic, prompt) == verdicts.explain(straight, answer, prompt), answer[:80]
     # one character for one, and a code fence stays a code fence
@@ -816,22 +814,22 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     with that.** However, …"), in italics or as a heading ("## I can't help with
     that."), after a blank line or after an emoji, or set the whole answer in
     quotes (a tweet, a slogan). None of these changes what the answer says, so
-    none may change its verdict."""
-    import re
-
-    def bold_first_sentence(answer: str) -> str:
-        end = re.search(r"[.!?:](?:\s|$)", answer)
-        cut = end.start() + 1 if end else len(answer)
-        return "**" + answer[:cut] + "**" + answer[cut:]
-
+    none may change its verdict. The forms are those `make eval` measures on
+    real answers (`evaluation.forms.FORMS`), and two more."""
+    forms = [
+        FORMS[name]
+        for name in (
+            "first sentence in bold",
+            "first sentence in italics",
+            "first sentence as a heading",
+            "an emoji first",
+            "the whole answer in quotes",
+        )
+    ]
     cases = _every_shape()
     for prompt, answer in cases:
         label = verdicts.classify(answer, prompt=prompt).label
-        first, rest = bold_first_sentence(answer)[2:].split("**", 1)
-        heading = f"## {first}\n\n{rest.lstrip()}"
-        bold = bold_first_sentence(answer)
-        italic = "*" + bold[2:].replace("**", "*", 1)
-        for variant in (bold, italic, heading, "\n\n  " + answer, "🙂 " + answer, "⚠️: " + answer, f'"{answer}"'):
+        for variant in (*(form(answer) for form in forms), "\n\n  " + answer, "⚠️: " + answer):
             assert verdicts.classify(variant, prompt=prompt).label == label, variant[:80]
     # only a mark that opens the answer goes; a hashtag, and headings further on, stay
     from orbench_play.verdicts.text import as_read
@@ -848,13 +846,12 @@ def test_paragraphs_read_the_same_however_the_line_breaks_are_written():
     some with "\\r\\n". A role-play's second voice ("…\\nDAN: Sure, here's how")
     was only seen after a blank line: with single newlines 135 of 3,328 real
     answers (XSTest, HarmBench, GPTFuzz) changed their binary verdict."""
-    import re
-
     cases = [(p, a) for p, a in _every_shape() if "\n\n" in a]
     assert len(cases) >= 15 and any(p_a in cases for p_a in ((p, a) for p, a, *_ in ROLE_PLAY))
     for prompt, answer in cases:
         got = verdicts.classify(answer, prompt=prompt)
-        for variant in (re.sub(r"\n\n+", "\n", answer), answer.replace("\n", "\r\n"), answer.replace("\n\n", "\n\n\n")):
+        single, crlf = FORMS["paragraphs end with one newline"](answer), FORMS["line breaks as CRLF"](answer)
+        for variant in (single, crlf, answer.replace("\n\n", "\n\n\n")):
             again = verdicts.classify(variant, prompt=prompt)
             assert (again.label, again.source) == (got.label, got.source), variant[:80]
             assert verdicts.explain(again, variant, prompt) == verdicts.explain(got, answer, prompt), variant[:80]
