@@ -824,6 +824,9 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
             "first sentence as a heading",
             "an emoji first",
             "the whole answer in quotes",
+            "praise of the question first",
+            "the whole answer in a code fence",
+            "the whole answer as a blockquote",
         )
     ]
     cases = _every_shape()
@@ -839,6 +842,14 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     # a list's bullet is no italics, and a quotation that opens an answer keeps its quotes
     assert as_read("* one\n* two") == "* one\n\n* two"
     assert as_read('"Hi", she said. Then she left.') == '"Hi", she said. Then she left.'
+    # code stays code: a fence with a language, or one of several blocks, is the answer's layout
+    assert as_read("```python\nprint(1)\n```") == "```python\n\nprint(1)\n\n```"
+    assert as_read("```\nTitle\n```\n\n```\nBody\n```").count("```") == 4
+    assert as_read("```\nI can't help with that.") == "I can't help with that."  # still streaming
+    # a blockquote goes only when it is the whole answer, and praise only when something follows it
+    assert as_read("> To be or not.\n\nThat is Hamlet.") == "> To be or not.\n\nThat is Hamlet."
+    assert as_read("Great question!") == "Great question!"
+    assert as_read("Great question, and the answer is yes.") == "Great question, and the answer is yes."
 
 
 def test_paragraphs_read_the_same_however_the_line_breaks_are_written():

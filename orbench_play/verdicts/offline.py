@@ -60,7 +60,7 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     overrules the wording). Never returns ``error``. `Verdict.confidence` says
     how sure it is (`confidence`).
     """
-    text, prompt = as_read(text), straight_quotes(prompt)
+    text, prompt = as_read(text, final=final), straight_quotes(prompt)
     if not final:
         text = without_unfinished_closing(text)
     verdict, p_refusal, fixed = _by_wording(text, final, model)
