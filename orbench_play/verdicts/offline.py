@@ -240,7 +240,7 @@ def _answers_anyway(reading: task.Reading, fixed: list[str]) -> bool:
     if reading.premise:
         return False
     if reading.opening in ("caveat", "persona"):
-        return reading.matches or reading.howto > 0
+        return (reading.matches or reading.howto > 0) and "r:no_access_first" not in fixed
     return (
         reading.opening == "answer"
         and reading.howto > 0
