@@ -36,7 +36,8 @@ def straight_quotes(text: str) -> str:
 
 def as_read(text: str, *, final: bool = True) -> str:
     """The answer as every layer reads it: quotes straightened
-    (`straight_quotes`), out of a code fence or blockquote that holds all of
+    (`straight_quotes`), em dashes as commas (`_EM_DASH`), out of a code
+    fence or blockquote that holds all of
     it (`_unfenced`, `_unquoted`), without the blank lines, emoji or heading
     mark ("## ") before it, the bold or italics of an opening so set ("**I
     can't help with that.** However, …": the first pair of marks only; bold
@@ -51,6 +52,8 @@ def as_read(text: str, *, final: bool = True) -> str:
     `tests/test_task_reading.py`): in italics 50 of 3,328 changed their
     verdict, in quotes 8 (and 79 their class, while the closing quote stayed)."""
     text = straight_quotes(text).lstrip()
+    if "—" in text:
+        text = _EM_DASH.sub(", ", text)
     if text[:3] == "```":
         text = _unfenced(text)
     elif text[:1] == ">":
@@ -202,6 +205,13 @@ def paragraphs_apart(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     return "\n\n".join([line for line in text.split("\n") if line])
+
+
+_EM_DASH = re.compile(r"[ \t]*—[ \t]*")
+"""An em dash between clauses, read as the comma it stands for ("I can't help
+with that—but here is…"): the phrase rules and the model learned clauses
+joined by commas, and in the first sentence a dash moved 11 of 3,328
+verdicts (in every place, 45)."""
 
 
 _PROSE_FENCE = re.compile(r"```(?:text|markdown|md|plaintext|txt)?[ \t]*\n")
