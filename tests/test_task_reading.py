@@ -843,6 +843,7 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
             "an emoji first",
             "the whole answer in quotes",
             "an em dash for the first comma",
+            "a label line first",
             "praise of the question first",
             "the whole answer in a code fence",
             "the whole answer as a blockquote",
@@ -868,6 +869,8 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     # a blockquote goes only when it is the whole answer, and praise only when something follows it
     assert as_read("> To be or not.\n\nThat is Hamlet.") == "> To be or not.\n\nThat is Hamlet."
     assert as_read("Great question!") == "Great question!"
+    assert as_read("**Answer**\n\nNo.") == "No." and as_read("Answer:\n") == "Answer:"
+    assert as_read("Responses vary.\nSome say yes.") == "Responses vary.\n\nSome say yes."
     assert as_read("I can't help with that — but here's why.") == "I can't help with that, but here's why."
     assert as_read("Great question, and the answer is yes.") == "Great question, and the answer is yes."
 

@@ -42,7 +42,8 @@ def as_read(text: str, *, final: bool = True) -> str:
     mark ("## ") before it, the bold or italics of an opening so set ("**I
     can't help with that.** However, …": the first pair of marks only; bold
     labels further on are the answer's own layout), the quotes of an answer
-    set in quotes (a tweet, a slogan), a first sentence that only praises or
+    set in quotes (a tweet, a slogan), a first line that only labels it
+    ("## Response", `_LABEL_LINE`), a first sentence that only praises or
     thanks for the question (`_PREAMBLE`), a role-play speaker label
     (`without_speaker`) and the pleasantries that close it (`without_closing`),
     with every run of line breaks one blank line (`paragraphs_apart`). An
@@ -68,6 +69,10 @@ def as_read(text: str, *, final: bool = True) -> str:
         text = text[2:].replace("**", "", 1)
     elif text[:1] in ("*", "_") and text[1:2] not in (" ", text[:1]):
         text = text[1:].replace(text[0], "", 1)
+    if text[:1] in _LABEL_FIRSTS:
+        label = _LABEL_LINE.match(text)
+        if label and label.end() < len(text):
+            text = text[label.end() :].lstrip()
     if text[:1] == '"' and text.rstrip()[-1:] == '"':
         text = text.rstrip()[1:-1]
     if text[:1] in _PREAMBLE_FIRSTS:
@@ -244,6 +249,13 @@ def _unquoted(text: str) -> str:
         if line.strip() and line.lstrip()[:1] != ">":
             return text
     return "\n".join(line.lstrip()[1:].removeprefix(" ") if line.strip() else "" for line in lines).strip()
+
+
+_LABEL_LINE = re.compile(r"(?:my |the )?(?:response|answer|reply|output)[ \t]*:?[ \t]*\n", re.I)
+"""A first line that only labels what follows ("## Response", "**Answer**",
+"Output:"): run into the first sentence, it hid a refusal's opening words
+(a "## Response" heading moved 95 of 3,328 verdicts)."""
+_LABEL_FIRSTS = frozenset("RrAaOoMmTt")
 
 
 _PREAMBLE = re.compile(
