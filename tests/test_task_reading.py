@@ -844,6 +844,8 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
             "the whole answer in quotes",
             "an em dash for the first comma",
             "a label line first",
+            "list numbers in bold",
+            "symbols for bullets",
             "praise of the question first",
             "the whole answer in a code fence",
             "the whole answer as a blockquote",
@@ -871,6 +873,10 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     assert as_read("Great question!") == "Great question!"
     assert as_read("**Answer**\n\nNo.") == "No." and as_read("Answer:\n") == "Answer:"
     assert as_read("Responses vary.\nSome say yes.") == "Responses vary.\n\nSome say yes."
+    # a list is a list however its items are marked; bold elsewhere stays
+    assert (
+        as_read("It helps.\n**1.** Rest\n✅ Water\n**Note** this") == "It helps.\n\n1. Rest\n\n- Water\n\n**Note** this"
+    )
     assert as_read("I can't help with that — but here's why.") == "I can't help with that, but here's why."
     assert as_read("Great question, and the answer is yes.") == "Great question, and the answer is yes."
 

@@ -46,7 +46,9 @@ def as_read(text: str, *, final: bool = True) -> str:
     ("## Response", `_LABEL_LINE`), a first sentence that only praises or
     thanks for the question (`_PREAMBLE`), a role-play speaker label
     (`without_speaker`) and the pleasantries that close it (`without_closing`),
-    with every run of line breaks one blank line (`paragraphs_apart`). An
+    with every run of line breaks one blank line (`paragraphs_apart`) and
+    list items numbered or bulleted as plain text is (`_BOLD_NUMBER`,
+    `_SYMBOL_BULLET`). An
     opening set as a heading says what it would say as a sentence: the mark
     alone had made refusals read as answers. Each form was found by writing
     real answers another way (`evaluation.forms`,
@@ -84,6 +86,10 @@ def as_read(text: str, *, final: bool = True) -> str:
             text = text[preamble.end() :]
     if "\n" in text:
         text = paragraphs_apart(text)
+        if "**" in text:
+            text = _BOLD_NUMBER.sub(r"\1", text)
+        if not text.isascii():
+            text = _SYMBOL_BULLET.sub("- ", text)
     return without_closing(without_speaker(text))
 
 
@@ -249,6 +255,15 @@ def _unquoted(text: str) -> str:
         if line.strip() and line.lstrip()[:1] != ">":
             return text
     return "\n".join(line.lstrip()[1:].removeprefix(" ") if line.strip() else "" for line in lines).strip()
+
+
+_BOLD_NUMBER = re.compile(r"(?m)^\*\*(\d+[.)])\*\*")
+"""A list item's number set in bold ("**1.** Use a VPN"), as the plain number."""
+_SYMBOL_BULLET = re.compile(r"(?m)^[\u2190-\u2bff\U0001f300-\U0001faff]\ufe0f?[ \t]+")
+"""A list item marked with a symbol or emoji ("✅ Use a VPN", "🔹 …"), as "- ".
+Every layer knows a list by its digits, dashes and bullets: numbers in bold
+were no list, and 11 of the 628 real answers with a numbered list changed
+their verdict (symbols for dashes, 1 of 79)."""
 
 
 _LABEL_LINE = re.compile(r"(?:my |the )?(?:response|answer|reply|output)[ \t]*:?[ \t]*\n", re.I)
