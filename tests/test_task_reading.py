@@ -848,6 +848,7 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
             "symbols for bullets",
             "praise of the question first",
             "an acknowledgement first",
+            "an emoji last",
             "the whole answer in a code fence",
             "the whole answer as a blockquote",
         )
@@ -880,9 +881,10 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     )
     assert as_read("I can't help with that — but here's why.") == "I can't help with that, but here's why."
     assert as_read("Great question, and the answer is yes.") == "Great question, and the answer is yes."
-    assert (
-        as_read("Sure! Here you go.") == "Here you go." and as_read("Of course not. Never.") == "Of course not. Never."
-    )
+    assert as_read("Sure! Here you go.") == "Here you go."
+    assert as_read("Of course not. Never.") == "Of course not. Never."
+    assert as_read("Paris. Let me know if you have any other questions! 😊 ") == "Paris."
+    assert as_read("Paris 🙂🙂") == "Paris"
 
 
 def test_paragraphs_read_the_same_however_the_line_breaks_are_written():

@@ -4,7 +4,7 @@ A verdict must follow what an answer says, not how it is typeset. Models differ
 in exactly the ways below (a paragraph ends with one newline or a blank line,
 the first sentence is set in bold, an emoji opens the reply), and each of these
 once moved real verdicts: single newlines 135 of 3,328, italics 50, a heading
-30, an emoji 29, "Let me know if you have any other questions!" 23, "Great
+30, an emoji 29 (one at the end, 79 their class), "Let me know if you have any other questions!" 23, "Great
 question!" before the answer 174, "I understand." 147, an em dash for a comma 11, a "## Response" line first 95, list numbers in bold 11, the whole answer in a code fence 55 (as
 jailbreak templates ask) and as a blockquote 23. No label
 is read here, so every answer counts, and the figure cannot be tuned into
@@ -50,6 +50,7 @@ FORMS: dict[str, Callable[[str], str]] = {
     "an emoji first": lambda a: "🙂 " + a,
     "the whole answer in quotes": lambda a: f'"{a}"',
     "blank lines first": lambda a: "\n\n" + a,
+    "an emoji last": lambda a: a.rstrip() + " 😊",
     "a closing pleasantry": lambda a: (
         a.rstrip() + "\n\nI hope this helps! Let me know if you have any other questions."
     ),
