@@ -89,10 +89,10 @@ def as_read(text: str, *, final: bool = True) -> str:
         text = _trail_symbols_off(text)
     if "\n" in text:
         text = paragraphs_apart(text)
-        if "**" in text:
-            text = _BOLD_NUMBER.sub(r"\1", text)
+        if "\n**" in text:
+            text = _BOLD_NUMBER.sub(r"\n\1", text)
         if not text.isascii():
-            text = _SYMBOL_BULLET.sub("- ", text)
+            text = _SYMBOL_BULLET.sub("\n- ", text)
     return without_closing(without_speaker(text))
 
 
@@ -260,9 +260,11 @@ def _unquoted(text: str) -> str:
     return "\n".join(line.lstrip()[1:].removeprefix(" ") if line.strip() else "" for line in lines).strip()
 
 
-_BOLD_NUMBER = re.compile(r"(?m)^\*\*(\d+[.)])\*\*")
-"""A list item's number set in bold ("**1.** Use a VPN"), as the plain number."""
-_SYMBOL_BULLET = re.compile(r"(?m)^[\u2190-\u2bff\U0001f300-\U0001faff]\ufe0f?[ \t]+")
+_BOLD_NUMBER = re.compile(r"\n\*\*(\d+[.)])\*\*")
+"""A list item's number set in bold ("**1.** Use a VPN"), as the plain number
+(on the first line, the opening's bold goes anyway). After a newline, not at
+"(?m)^": that searched every position, 60 µs an answer with bold in it."""
+_SYMBOL_BULLET = re.compile(r"\n[\u2190-\u2bff\U0001f300-\U0001faff]\ufe0f?[ \t]+")
 """A list item marked with a symbol or emoji ("✅ Use a VPN", "🔹 …"), as "- ".
 Every layer knows a list by its digits, dashes and bullets: numbers in bold
 were no list, and 11 of the 628 real answers with a numbered list changed
