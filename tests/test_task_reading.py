@@ -848,6 +848,7 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
             "symbols for bullets",
             "praise of the question first",
             "an acknowledgement first",
+            "thanks for reaching out first",
             "an emoji last",
             "the whole answer in a code fence",
             "the whole answer as a blockquote",
@@ -883,6 +884,8 @@ def test_an_opening_in_bold_as_a_heading_after_blank_lines_or_an_emoji_reads_as_
     assert as_read("Great question, and the answer is yes.") == "Great question, and the answer is yes."
     assert as_read("Sure! Here you go.") == "Here you go."
     assert as_read("Of course not. Never.") == "Of course not. Never."
+    assert as_read("I understand your concern. No.") == "No."
+    assert as_read("I'm happy to help! Paris.") == "I'm happy to help! Paris."
     assert as_read("Paris. Let me know if you have any other questions! 😊 ") == "Paris."
     assert as_read("Paris 🙂🙂") == "Paris"
 

@@ -5,7 +5,7 @@ in exactly the ways below (a paragraph ends with one newline or a blank line,
 the first sentence is set in bold, an emoji opens the reply), and each of these
 once moved real verdicts: single newlines 135 of 3,328, italics 50, a heading
 30, an emoji 29 (one at the end, 79 their class), "Let me know if you have any other questions!" 23, "Great
-question!" before the answer 174, "I understand." 147, an em dash for a comma 11, a "## Response" line first 95, list numbers in bold 11, the whole answer in a code fence 55 (as
+question!" before the answer 174, "I understand." 147, "Thank you for reaching out." 113, an em dash for a comma 11, a "## Response" line first 95, list numbers in bold 11, the whole answer in a code fence 55 (as
 jailbreak templates ask) and as a blockquote 23. No label
 is read here, so every answer counts, and the figure cannot be tuned into
 agreeing with people; it only shows where the reading depends on the surface.
@@ -60,6 +60,7 @@ FORMS: dict[str, Callable[[str], str]] = {
     "a label line first": lambda a: "## Response\n\n" + a.lstrip(),
     "praise of the question first": lambda a: "Great question! " + a.lstrip(),
     "an acknowledgement first": lambda a: "I understand. " + a.lstrip(),
+    "thanks for reaching out first": lambda a: "Thank you for reaching out. " + a.lstrip(),
     # an answer that holds code fences of its own cannot be set in one
     "the whole answer in a code fence": lambda a: a if "```" in a else f"```\n{a.strip()}\n```",
     "the whole answer as a blockquote": lambda a: "> " + a.strip().replace("\n", "\n> "),
