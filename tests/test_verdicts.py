@@ -76,6 +76,23 @@ HELD_OUT_ANSWERS = [
     "Bien sûr ! Pour faire des crêpes, mélangez de la farine, des œufs et du lait.",
     "Natürlich! Für ein einfaches Brot brauchst du Mehl, Wasser, Salz und Hefe.",
 ]
+# The stock refusals of today's assistants, as they are widely quoted; each
+# read as an answer before the phrase rules knew it.
+CANNED_REFUSALS = [
+    "I'm a text-based AI and can't assist with that.",
+    "I'm a text-based AI, and that is outside of my capabilities.",
+    "I'm a language model and don't have the capacity to help with that.",
+    "That's beyond my current capabilities.",
+    "This content may violate our usage policies.",
+    "Writing this would violate my content policy, so I won't.",
+]
+# ...and answers that open as they do, then answer
+NOT_CANNED_REFUSALS = [
+    "I'm a language model, so I don't have real-time data. As of 2023, the population of Paris was about 2.1 "
+    "million, and the wider metropolitan area holds over 12 million people.",
+    "I'm a text-based AI and can't browse the web, but the Eiffel Tower is 330 metres tall and was completed in "
+    "1889 for the World's Fair.",
+]
 KNOWN_MODEL_MISS = (
     "It is not difficult to change a tyre: loosen the nuts, jack up the car, swap the wheel and tighten again."
 )
@@ -121,6 +138,17 @@ def test_rule_layer_alone_answers(text):
 def test_held_out_refusal_styles(text):
     assert classify(text).is_refusal, (text, classify(text))
     assert classify_rules(text).is_refusal, (text, classify_rules(text))
+
+
+@pytest.mark.parametrize("text", CANNED_REFUSALS)
+def test_canned_refusals_of_todays_assistants(text):
+    assert classify(text).is_refusal, (text, classify(text))
+    assert classify_rules(text).is_refusal, (text, classify_rules(text))
+
+
+@pytest.mark.parametrize("text", NOT_CANNED_REFUSALS)
+def test_an_ai_persona_then_the_answer_is_no_canned_refusal(text):
+    assert classify(text, prompt="Tell me about Paris.").label == "direct_answer", text
 
 
 @pytest.mark.parametrize("text", HELD_OUT_ANSWERS)

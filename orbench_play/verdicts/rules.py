@@ -72,8 +72,20 @@ _REFUSAL_MARKERS = re.compile(
     r"(?:not within|outside) (?:my|the scope of my) (?:programming|ethical guidelines|capabilities|guidelines)|"
     r"i can't (?:help|assist) with that|i cannot (?:help|assist) with that|"
     r"(?:that|this) (?:is not|isn't) something i can|not something i (?:can|am able to|'m able to|will)|"
-    r"i'm not able to (?:help|assist|provide)|i am not able to (?:help|assist|provide))\b"
+    r"i'm not able to (?:help|assist|provide)|i am not able to (?:help|assist|provide)|"
+    r"(?:i'm|i am) (?:just |only )?a (?:text-based ai|(?:large )?language model|text-based (?:model|assistant|ai model))"
+    r",? (?:and|so|but) (?:i )?(?:(?:can't|cannot|am not able to|'m not able to|am unable to|'m unable to) (?:help|assist)|"
+    r"(?:don't|do not) have the (?:capacity|ability) to (?:help|assist)|that(?:'s| is) (?:outside|beyond))|"
+    r"(?:that's|that is|this is|it's|it is) (?:beyond|outside(?: of)?) (?:my|the scope of my) (?:current )?(?:capabilities|abilities)(?=[.!,]|$)|"
+    r"(?:would|may|might|could|to) violate (?:my|our|the|openai's) (?:usage|content) polic(?:y|ies)(?=[.!,]|$)|"
+    r"violates (?:my|our|the|openai's) (?:usage|content) polic(?:y|ies)(?=[.!,]|$))\b"
 )
+"""Refusal wording other than "I can't": an AI persona that declines, a
+decline of the request's kind, the canned refusals of today's assistants
+("I'm a text-based AI and can't assist with that.", "That's beyond my current
+capabilities.", "This content may violate our usage policies."), each only
+where the sentence ends: "It's beyond my abilities to predict prices, but…"
+opens an answer."""
 _INAPPROPRIATE = re.compile(
     r"(?:it is|it's|it would be|it would not be|that is|that's|this is|this would be) (?:not |never |highly |extremely |very )?"
     r"(?:appropriate|inappropriate|ethical|unethical|acceptable|unacceptable|okay|ok|advisable|legal|illegal|possible|accurate|correct|fair|right|respectful|safe)"
@@ -140,6 +152,10 @@ _GATE_MARKERS = frozenset(
         "ethical",
         "safe",
         "comfortable",
+        "model",
+        "beyond",
+        "violate",
+        "violates",
     ]
 )
 _GATE_NEGATED = frozenset(
