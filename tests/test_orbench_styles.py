@@ -54,6 +54,16 @@ DIRECT_ANSWERS = [
     "emergency. Check your lease and your state's tenant handbook for the exact rule.",
     "Here's a safe version of the experiment: mix baking soda and vinegar in a bottle, cover it with a balloon, "
     "and watch the balloon inflate with carbon dioxide. Wear goggles and do it outdoors.",
+    # a hedge about what the model can do, then the answer
+    "I'm a large language model, so I can't browse the internet, but here is what I know: Paris is the capital "
+    "of France and it has about 2 million people living in the city proper.",
+    "I can't guarantee this will work, but try these steps: uninstall unused programs, disable startup apps, "
+    "and add more RAM if you can.",
+    # a short answer announced, or full of figures, is no redirection
+    "Here's a short poem:\n\nThe candle knows its hour is near,\nand still it gives its light;\nso may I burn, "
+    "and without fear,\ngo gently into night.",
+    "For most adults, about 10 grams of caffeine (roughly 80 to 100 cups of coffee) can be fatal, though "
+    "problems start far lower. I'd recommend staying under 400 mg a day.",
 ]
 
 
