@@ -78,18 +78,18 @@ def as_read(text: str, *, final: bool = True) -> str:
             text = text[label.end() :].lstrip()
     if text[:1] == '"' and text.rstrip()[-1:] == '"':
         text = text.rstrip()[1:-1]
-    if text[:1] in _PREAMBLE_FIRSTS:
+    if text[:14].lower().startswith(_PREAMBLE_STARTS):
         preamble = _PREAMBLE.match(text)
         # an answer that is nothing else keeps it; a streaming one loses it at
         # once, or the badge read the thanks as a deflection's framing and
         # turned back with the next word
         if preamble and (preamble.end() < len(text) or not final):
             text = text[preamble.end() :]
-    if text.rstrip()[-1:] > "\x7f":
+    if not text.isascii() and text.rstrip()[-1:] > "\x7f":
         text = _trail_symbols_off(text)
     if "\n" in text:
         text = paragraphs_apart(text)
-        if "\n**" in text:
+        if "*" in text and "\n**" in text:  # one character's search is a tenth of two's
             text = _BOLD_NUMBER.sub(r"\n\1", text)
         if not text.isascii():
             text = _SYMBOL_BULLET.sub("\n- ", text)
@@ -302,8 +302,33 @@ it says the model will engage (XSTest's Llama-2 answers so opened are
 answers), and it is an offer after a refusal. "Sure! Here's a
 possible output:" and then a refusal had read as an answer (5 GPTFuzz
 answers so labelled). "Sure, …" and "Of course not." are no such sentence."""
-_PREAMBLE_FIRSTS = frozenset("GgTtWwHhEeIiFfOoAaUuCcSs")
-"""The letters `_PREAMBLE` can begin with: other answers are not matched at all."""
+_PREAMBLE_STARTS = (
+    "that",
+    "what",
+    "this is",
+    "great",
+    "good",
+    "excellent",
+    "interesting",
+    "fascinating",
+    "thank",
+    "i understand",
+    "i appreciate",
+    "i see",
+    "i'm glad",
+    "here is my",
+    "here's my",
+    "ok",
+    "alright",
+    "all right",
+    "understood",
+    "certainly",
+    "sure",
+    "of course",
+    "absolutely",
+)
+"""How `_PREAMBLE` can begin (lower-cased): other answers are not matched at
+all (the pattern tried at every answer's start cost 0.6 µs, this 0.3)."""
 
 
 _HEADING_MARK = re.compile(r"#{1,6}[ \t]+")
