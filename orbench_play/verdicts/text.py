@@ -35,26 +35,26 @@ def straight_quotes(text: str) -> str:
 
 
 def as_read(text: str, *, final: bool = True) -> str:
-    """The answer as every layer reads it: quotes straightened
-    (`straight_quotes`), em dashes as commas (`_EM_DASH`), out of a code
-    fence or blockquote that holds all of
-    it (`_unfenced`, `_unquoted`), without the blank lines, emoji or heading
-    mark ("## ") before it, the bold or italics of an opening so set ("**I
-    can't help with that.** However, …": the first pair of marks only; bold
-    labels further on are the answer's own layout), the quotes of an answer
-    set in quotes (a tweet, a slogan), a first line that only labels it
-    ("## Response", `_LABEL_LINE`), a first sentence that only praises or
-    thanks for the question (`_PREAMBLE`), a role-play speaker label
-    (`without_speaker`), the emoji that end it and the pleasantries that close
-    it (`without_closing`),
-    with every run of line breaks one blank line (`paragraphs_apart`) and
-    list items numbered or bulleted as plain text is (`_BOLD_NUMBER`,
-    `_SYMBOL_BULLET`). An
-    opening set as a heading says what it would say as a sentence: the mark
-    alone had made refusals read as answers. Each form was found by writing
-    real answers another way (`evaluation.forms`,
-    `tests/test_task_reading.py`): in italics 50 of 3,328 changed their
-    verdict, in quotes 8 (and 79 their class, while the closing quote stayed)."""
+    """The answer as every layer reads it. Quotes straightened
+    (`straight_quotes`) and em dashes read as commas (`_EM_DASH`); out of a
+    code fence or blockquote that holds all of it (`_unfenced`, `_unquoted`);
+    without what stands before its opening: blank lines, emoji, a heading mark
+    ("## "), the bold or italics of an opening so set ("**I can't help with
+    that.** However, …": the first pair of marks only; bold labels further on
+    are the answer's own layout), a line that only labels it ("## Response",
+    `_LABEL_LINE`), the quotes of an answer set in quotes (a tweet, a slogan),
+    a first sentence that only praises, thanks or acknowledges (`_PREAMBLE`),
+    a role-play speaker label (`without_speaker`); without the emoji and the
+    pleasantries that end it (`without_closing`); with every run of line
+    breaks one blank line (`paragraphs_apart`) and list items marked as plain
+    text marks them (`_BOLD_NUMBER`, `_SYMBOL_BULLET`). An opening set as a
+    heading says what it would say as a sentence: the mark alone had made
+    refusals read as answers. Each form was found by writing real answers
+    another way (`evaluation.forms`, `tests/test_task_reading.py`): in
+    italics 50 of 3,328 changed their verdict, in quotes 8 (and 79 their
+    class while the closing quote stayed), after "Great question!" 174.
+    `final` False (a streaming prefix) drops a preamble even with nothing
+    after it yet."""
     text = straight_quotes(text).lstrip()
     if "—" in text:
         text = _EM_DASH.sub(", ", text)
