@@ -3,10 +3,12 @@
 A verdict must follow what an answer says, not how it is typeset. Models differ
 in exactly the ways below (a paragraph ends with one newline or a blank line,
 the first sentence is set in bold, an emoji opens the reply), and each of these
-once moved real verdicts: single newlines 135 of 3,328, italics 50, a heading
-30, an emoji 29 (one at the end, 79 their class), "Let me know if you have any other questions!" 23, "Great
-question!" before the answer 174, "I understand." 147, "Thank you for reaching out." 113, an em dash for a comma 11, a "## Response" line first 95, list numbers in bold 11, the whole answer in a code fence 55 (as
-jailbreak templates ask) and as a blockquote 23. No label
+once moved real verdicts, of 3,328: single newlines 135, italics 50, a heading
+30, an emoji 29 (one at the end, 79 their class), "Let me know if you have any
+other questions!" 23, "Great question!" before the answer 174, "I
+understand." 147, "Thank you for reaching out." 113, a "## Response" line 95,
+the whole answer in a code fence 55 (as jailbreak templates ask) or a
+blockquote 23, an em dash for a comma 11, list numbers in bold 11. No label
 is read here, so every answer counts, and the figure cannot be tuned into
 agreeing with people; it only shows where the reading depends on the surface.
 """

@@ -86,8 +86,8 @@ _CANNED_REFUSAL = re.compile(
 assist with that.", "That's beyond my current capabilities.", "This content
 may violate our usage policies."), the last two only where the sentence ends:
 "It's beyond my abilities to predict prices, but…" opens an answer. Apart
-from `_REFUSAL_MARKERS`, with gate words of their own: appended to it, they
-were tried at every position it searched (+1.3% instructions a verdict)."""
+from `_REFUSAL_MARKERS`, with gate words of their own (`_GATE_CANNED`):
+appended to it, they were tried at every position it searched."""
 _INAPPROPRIATE = re.compile(
     r"(?:it is|it's|it would be|it would not be|that is|that's|this is|this would be) (?:not |never |highly |extremely |very )?"
     r"(?:appropriate|inappropriate|ethical|unethical|acceptable|unacceptable|okay|ok|advisable|legal|illegal|possible|accurate|correct|fair|right|respectful|safe)"
