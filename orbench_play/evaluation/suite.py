@@ -18,9 +18,9 @@
 - OR-Bench-style answers written for this project (`eval/`, always present):
   the held-out set (never trained or tuned on) per class and per style, and the
   dev set (trained and tuned on, so in-sample);
-- the same answers written another way (`forms`: single newlines, CRLF,
-  typographic quotes, a first sentence in bold, italics or as a heading, an
-  emoji first, the answer in quotes, blank lines first, a closing pleasantry):
+- the same answers written another way (`forms.FORMS`: single newlines,
+  typographic quotes, an opening in bold or as a heading, an emoji, a closing
+  pleasantry, "Great question!" first, the whole answer in a code fence…):
   the share of verdicts each form leaves on the same side, over every source's
   first answers;
 - streaming: `LiveVerdict` fed word by word; the share of words at which the

@@ -299,7 +299,7 @@ _FIGURE = re.compile(
 """A quantity with its unit ("10 grams", "400 mg", "10%"): a short answer that
 states one has answered, whatever advice follows ("I'd recommend…")."""
 _ANNOUNCING = frozenset(("here's", "here is", "here are"))
-_ANNOUNCING_STARTS = ("here's", "here is", "here are")
+_ANNOUNCING_STARTS = tuple(_ANNOUNCING)
 """An answer that opens by announcing itself ("Here's a short poem:"): "here's"
 alone is no offer there, as it is after a refusal."""
 

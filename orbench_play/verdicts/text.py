@@ -76,8 +76,8 @@ def as_read(text: str, *, final: bool = True) -> str:
         label = _LABEL_LINE.match(text)
         if label and label.end() < len(text):
             text = text[label.end() :].lstrip()
-    if text[:1] == '"' and text.rstrip()[-1:] == '"':
-        text = text.rstrip()[1:-1]
+    if text[:1] == '"' and (stripped := text.rstrip())[-1:] == '"':
+        text = stripped[1:-1]
     if text[:14].lower().startswith(_PREAMBLE_STARTS):
         preamble = _PREAMBLE.match(text)
         # an answer that is nothing else keeps it; a streaming one loses it at
@@ -344,7 +344,7 @@ def _trail_symbols_off(text: str) -> str:
     """The answer without the emoji it ends with ("Let me know if you have
     other questions! 😊"): after the closing, the emoji kept it from being
     read as one, and 79 of 3,328 verdicts changed their class."""
-    end = len(text.rstrip())
+    end = len(text)
     while end and (unicodedata.category(text[end - 1]) in _DECORATION or text[end - 1].isspace()):
         end -= 1
     return text[:end] if end else text
