@@ -114,3 +114,43 @@ def test_the_eval_harness_reads_a_labelled_export_exactly(tmp_path):
     with labelled.open("w", encoding="utf-8", newline="") as fh:
         csv.writer(fh, lineterminator="\r\n").writerows(rows)
     assert [r.response for r in evaluation.load_csv(labelled)] == FORMULA_TEXTS
+
+
+CSV_FIELDS = [
+    "",
+    "plain",
+    "a,b",
+    'say "hi"',
+    '"',
+    '""',
+    "line\nbreak",
+    "cr\ronly",
+    "crlf\r\nend",
+    " spaced ",
+    "tab\there",
+    "nul\x00byte",
+    "lone \udc80 surrogate",
+    "\u2028 and \u0085",
+    "'=1+1",
+    'emoji 🙂, and a quote"',
+    ",",
+    "\n",
+    "x" * 5000 + '",\n',
+    3,
+    0.5,
+    True,
+]
+
+
+@pytest.mark.parametrize("first", range(len(CSV_FIELDS)))
+def test_a_csv_record_is_what_the_csv_module_writes(first):
+    """`csv_line` writes long answers without `csv.writer`'s character-by-character
+    copy; every field kind must come out byte for byte as the module writes it."""
+    from orbench_play.export import csv_line
+
+    fields = [CSV_FIELDS[first], *CSV_FIELDS[first + 1 :], *CSV_FIELDS[:first]]
+    for record in (fields, fields[:2], [fields[0], ""], ["", fields[0]]):
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\r\n").writerow(record)
+        assert csv_line(record) == buffer.getvalue(), record
+        assert next(csv.reader(io.StringIO(csv_line(record), newline=""))) == [str(f) for f in record]
