@@ -8,7 +8,7 @@ import math
 from collections.abc import Collection, KeysView, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
-from itertools import repeat
+from itertools import compress, repeat
 
 from .rules import rule_signals
 from .text import _opening
@@ -46,13 +46,16 @@ def opening_features(text: str) -> tuple[KeysView[str], list[str], str]:
         "s3:" + " ".join(toks[:3]),
         _LENGTH_BUCKETS[(n >= 120) + (n >= 300) + (n >= 800)],
     ]
-    fixed += [_SIGNAL_NAMES[k] for k, v in rule_signals(text, head, grams).items() if v]
+    fixed += compress(_SIGNAL_FEATURES, rule_signals(text, head, grams).values())
     return grams, fixed, head
 
 
 _LENGTH_BUCKETS = ("len:0", "len:1", "len:2", "len:3")
 """Answer length: under 120 characters, under 300, under 800, longer."""
-_SIGNAL_NAMES = {k: "r:" + k for k in rule_signals("x")}
+_SIGNAL_FEATURES = tuple("r:" + k for k in rule_signals("x"))
+"""The rule signals' feature names, in the order `rule_signals` returns them (a
+dict literal's, the same in every call): the true ones are picked by
+`itertools.compress`, not a comprehension over the dict's items."""
 
 
 class LinearModel:
