@@ -78,7 +78,9 @@ other projects' sources (`--external`, off by default) get the same weight
 Measured with them (issue 18): XSTest folds 96.9 / 95.3 / 91.8% against
 95.1 / 95.1 / 92.7% without, GPTFuzz and jailbreak-evaluation half a point
 better unseen; the Mistral fold's loss and a model that would no longer be
-unseen by every other project's answers decided against shipping it."""
+unseen by every other project's answers decided against shipping it.
+HarmBench's rows alone, at weights 0.1 to 2.0, lowered that fold too (93.3 to
+92.4-92.9%; docs/verdicts.md, stop 37)."""
 # small on purpose (6 settings x 3 folds, a few CPU-minutes); min_sources=1 lost on
 # the worst fold in earlier searches, so it is no longer tried
 EXTERNAL_WEIGHT = 0.3
