@@ -110,6 +110,19 @@ def run_cli(args: list[str], *, timeout: float = 180, **kwargs: Any) -> subproce
     )
 
 
+def api_client(url: str, **kwargs: Any):
+    """A gradio_client `Client` for an app served here on loopback HTTP.
+
+    `ssl_verify=False` skips only loading the CA bundle into the SSL context
+    that httpx builds for every request, HTTP or not. That load is 32 ms of
+    CPU, and the client makes several requests per `predict`: the config, the
+    queue join, the event stream and each file it downloads. Over the suite
+    that was more than a minute of CPU. Nothing here speaks TLS."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False, ssl_verify=False, **kwargs)
+
+
 def require_chromium() -> None:
     assert os.path.exists(CHROMIUM), (
         f"{CHROMIUM} is missing: browser tests need Debian's chromium (apt-get install chromium; .ci/run does this)"

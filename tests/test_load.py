@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import app_py, fake_models_yaml, free_port
+from support import api_client, app_py, fake_models_yaml, free_port
 
 SESSIONS = int(os.environ.get("ORBENCH_LOAD_SESSIONS", "24"))
 CATEGORIES = ["privacy", "illegal", "harmful", "deception"]
@@ -123,9 +123,8 @@ session so): a visitor's browser would wait."""
 
 def _client(url: str):
     import httpx
-    from gradio_client import Client
 
-    return Client(url, verbose=False, httpx_kwargs={"timeout": httpx.Timeout(CLIENT_TIMEOUT_S)})
+    return api_client(url, httpx_kwargs={"timeout": httpx.Timeout(CLIENT_TIMEOUT_S)})
 
 
 def _measure(app_url, fake_server, tmp_path) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fake_models_yaml, serve_playground
+from support import api_client, fake_models_yaml, serve_playground
 
 from orbench_play.types import RESULT_COLUMNS
 
@@ -31,9 +31,7 @@ def app_url(fake_server, tmp_path_factory):
 
 
 def client(url: str):
-    from gradio_client import Client
-
-    return Client(url, verbose=False)
+    return api_client(url)
 
 
 def run(c, models, split="hard-1k", categories=("privacy",), n=1, seed=0, max_tokens=128):

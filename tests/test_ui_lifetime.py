@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import drain, serve_playground_demo
+from support import api_client, drain, serve_playground_demo
 
 from orbench_play import scratch
 from orbench_play.types import CellResult
@@ -88,12 +88,10 @@ def sessions_of(demo, client) -> list[Session]:
 def test_a_raw_session_without_a_heartbeat_is_cleaned_after_its_time_to_live(fake, tmp_path, roots, monkeypatch):
     """A gradio_client caller never opens Gradio's heartbeat: before, its session lived as long as
     the process. Now it ends ORBENCH_SESSION_TTL_S after its last use, with its spool and downloads."""
-    from gradio_client import Client
-
     upload, tmp = roots
     monkeypatch.setenv("ORBENCH_SESSION_TTL_S", "3")
     with serve_playground_demo(big_models(fake, tmp_path)) as (url, demo):
-        client = Client(url, verbose=False, download_files=False)
+        client = api_client(url, download_files=False)
         run_once(client, 1)
         (sess,) = sessions_of(demo, client)
         assert files(tmp, "*.txt") and files(upload, "orbench-session.*")  # spooled and downloadable
@@ -110,8 +108,6 @@ def test_sessions_gradio_evicts_at_its_capacity_are_cleaned(fake, tmp_path, root
     """Gradio drops the oldest session past `state_session_capacity` without calling the
     state's delete callback. The capacity now comes from the disk budget, and the reaper
     ends an evicted session (its files go) while the sessions still held keep theirs."""
-    from gradio_client import Client
-
     upload, tmp = roots
     monkeypatch.setenv("ORBENCH_SESSION_TTL_S", "600")  # so only the eviction can end a session here
     monkeypatch.setenv("ORBENCH_SESSION_SPOOL_MB", "1")
@@ -119,7 +115,7 @@ def test_sessions_gradio_evicts_at_its_capacity_are_cleaned(fake, tmp_path, root
     assert lifetime.capacity() == 2
     with serve_playground_demo(big_models(fake, tmp_path)) as (url, demo):
         assert demo.state_holder.capacity == 2
-        clients = [Client(url, verbose=False, download_files=False) for _ in range(3)]
+        clients = [api_client(url, download_files=False) for _ in range(3)]
         kept = []
         for i, client in enumerate(clients):
             run_once(client, i)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 import psutil
-from support import serve_playground_demo
+from support import api_client, serve_playground_demo
 
 RUNS, WARM = 50, 5
 ANSWER = 2**20
@@ -37,8 +37,6 @@ def du(folder: Path) -> int:
 
 
 def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path, monkeypatch):
-    from gradio_client import Client
-
     upload, spool = tmp_path / "gradio", tmp_path / "tmp"
     spool.mkdir()
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(upload))  # Gradio's upload folder and cache, for this app only
@@ -61,7 +59,7 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
     proc = psutil.Process()
     disk, rss = [], []
     with serve_playground_demo(config) as (url, demo):
-        client = Client(url, verbose=False, download_files=False)
+        client = api_client(url, download_files=False)
         started = time.monotonic()
         for run in range(RUNS):
             out = client.predict(list(MODELS), "hard-1k", ["privacy", "illegal"], 1, run, 512, api_name="/run")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support import (
+    api_client,
     chromium,
     drain,
     fake_models_yaml,
@@ -267,9 +268,7 @@ def open_page(browser, app_url: str, query: str, viewport=(1400, 900)):
 
 def test_run_and_compare_endpoints_through_gradio_client(app_url):
     """The API form of the spot-check: settings by keyword on /run, then /compare."""
-    from gradio_client import Client
-
-    c = Client(app_url, verbose=False)
+    c = api_client(app_url)
     c.predict(["bot"], "hard-1k", ["privacy", "illegal"], 2, 5, 512, api_name="/run")
     out = c.predict(["bot"], "hard-1k", ["privacy", "illegal"], 2, 5, 512, preset="safety", api_name="/run")
     assert {r["system_prompt_id"] for r in out[6]["run"]["results"]} == {"safety"}
