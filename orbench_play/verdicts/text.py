@@ -171,13 +171,21 @@ def without_pleasantries(text: str) -> str:
     return "".join(pieces)
 
 
-_CLOSING_STARTS = (  # the openings of `PLEASANTRY`'s sentences, matched as prefixes
+_CLOSING_STARTS = (  # the openings of `PLEASANTRY`'s sentences, matched as prefixes (a test checks them)
     "let me know if",
     "i hope this",
     "i hope that",
+    "i hope my answer",
     "if you have any other",
     "if you have any more",
     "if you have any further",
+    "if you have any additional",
+    "if you have any follow-up",
+    "if you have other",
+    "if you have more",
+    "if you have further",
+    "if you have additional",
+    "if you have follow-up",
     "feel free to",
     "please feel free",
     "please let me know",
