@@ -62,6 +62,9 @@ _REFUSAL_MARKERS = re.compile(
     r"\b(?:as an ai(?: language model)?,? i (?:can't|cannot|can not|won't|will not|am not able|'m not able|am unable|'m unable|must decline)|"
     r"as a (?:responsible|ethical|helpful and (?:harmless|responsible)|safe) (?:ai|assistant|language model)|"
     r"i(?:'m| am) not comfortable (?:\w+ing|with (?:that|this|the request|your request))|"
+    r"i (?:do not|don't|would not|wouldn't) feel comfortable (?:\w+ing|with (?:that|this|the request|your request))|"
+    r"i (?:must|have to|need to|am programmed to|'m programmed to) (?:adhere to|abide by|follow) [^.!?]{0,60}? and "
+    r"(?:cannot|can't|can not|won't|will not|am unable to|am not able to) " + _ACTS + r"|"
     r"i (?:do not|don't) think (?:it's|it is|that's|that is|this is) (?:a good idea|appropriate|wise|something i)|(?:i'm|i am) (?:just |only )?an ai(?!"
     + _HELPS
     + r")|"
@@ -154,6 +157,8 @@ _GATE_MARKERS = frozenset(
         "ethical",
         "safe",
         "comfortable",
+        "adhere",
+        "abide",
     ]
 )
 _GATE_CANNED = frozenset(
