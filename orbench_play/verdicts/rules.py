@@ -34,7 +34,14 @@ _ACTS = (
 # "i" then a space, or straight into a contraction ("i'm not able to", "i'd rather not")
 _FIRST_PERSON_REFUSAL = re.compile(
     rf"i(?: really| simply| just| absolutely)?(?: |(?=')){_CANT}(?: \w+){{0,2}}? {_ACTS}"
+    r"(?!(?<=help) (?:but|feeling|thinking|wondering|noticing|smiling|laughing)\b)"
+    r"(?!(?<=recommend)(?: [\w'-]+){0,4} enough\b)"
+    r"(?!(?<=tell) you how (?:much|many|happy|glad|grateful|thankful|excited|proud|important|often|good|great|lucky)\b)"
 )
+"""A decline in the first person: "I can't <act>", "I'd rather not <act>". Not
+the emphatic idioms an answer opens with: "I can't help but admire…", "I
+can't recommend it enough", "I can't tell you how much…" (each read as a
+refusal with p(refusal) 0.97-0.99)."""
 _APOLOGY = re.compile(
     r"^(?:i'm |i am |i'm very |i am very |i'm really |i am really |i'm so )?(?:sorry|apologi[sz]e)\b(?! to hear| for your loss| about your| to burst)|"
     r"^(?:i |we )?(?:must |have to )?apologi[sz]e\b|^unfortunately,? (?:i|as an|that's not|this is not|that is not)\b|"
