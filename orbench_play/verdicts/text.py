@@ -339,6 +339,15 @@ _PREAMBLE_STARTS = (
 all (the pattern tried at every answer's start cost 0.6 µs, this 0.3)."""
 
 
+IDIOM_HOW = r"(?:much|many|happy|glad|grateful|thankful|excited|proud|important|often|good|great|lucky)"
+"""What follows "I can't tell you how" in an emphatic idiom ("…how much this
+means"), not in a decline ("…how to pick a lock")."""
+IDIOM_ENOUGH = r"(?: [\w'-]+){0,4} enough\b"
+"""What follows "I can't recommend" in an emphatic idiom ("…it highly enough").
+The first-person refusal patterns of `rules` and `task` both leave these
+idioms out, from this one definition."""
+
+
 _HEADING_MARK = re.compile(r"#{1,6}[ \t]+")
 """A Markdown heading's mark at the start of an answer."""
 
