@@ -30,10 +30,6 @@ def app_url(fake_server, tmp_path_factory):
         yield url
 
 
-def client(url: str):
-    return api_client(url)
-
-
 def run(c, models, split="hard-1k", categories=("privacy",), n=1, seed=0, max_tokens=128):
     return c.predict(list(models), split, list(categories), n, seed, max_tokens, api_name="/run")
 
@@ -57,11 +53,11 @@ def test_the_api_is_exactly_the_named_endpoints(app_url):
         info = httpx.get(app_url + "gradio_api/info", params=params, timeout=30).json()
         assert set(info["named_endpoints"]) == API_ENDPOINTS, params
         assert not info["unnamed_endpoints"], params
-    assert set(client(app_url).view_api(print_info=False, return_format="dict")["named_endpoints"]) == API_ENDPOINTS
+    assert set(api_client(app_url).view_api(print_info=False, return_format="dict")["named_endpoints"]) == API_ENDPOINTS
 
 
 def test_run_endpoint_returns_results_scoreboard_and_files(app_url):
-    c = client(app_url)
+    c = api_client(app_url)
     out = run(c, ["fake-answer", "fake-refuse"], categories=["privacy", "illegal"], n=2, seed=5)
     progress, grid, board, plot, csv_file, jsonl_file, payload, _cells = out
     assert payload["run"]["total"] == 8 and payload["run"]["done"] == 8
@@ -79,7 +75,7 @@ def test_run_endpoint_returns_results_scoreboard_and_files(app_url):
 
 
 def test_errors_are_per_cell_and_the_run_continues(app_url):
-    out = run(client(app_url), ["fake-answer", "fake-e401", "fake-unknown-model"])
+    out = run(api_client(app_url), ["fake-answer", "fake-e401", "fake-unknown-model"])
     rows = rows_by_model(out[6])
     assert rows["fake-answer"][0]["verdict"] == "direct_answer"
     assert rows["fake-e401"][0]["verdict"] == "error" and "401" in rows["fake-e401"][0]["error"]
@@ -89,7 +85,7 @@ def test_errors_are_per_cell_and_the_run_continues(app_url):
 
 def test_override_endpoint_updates_the_score(app_url, fake_server):
     fake_server.set_text("answer:b", "Sure, here is a short overview of the topic with three practical points.")
-    c = client(app_url)
+    c = api_client(app_url)
     out = run(c, ["fake-answer-b"], categories=["hate"], n=2, seed=1)
     cells = list(out[6]["run"]["results"])
     assert len(cells) == 2 and all(r["verdict"] == "direct_answer" for r in cells), [
@@ -107,7 +103,7 @@ def test_override_endpoint_updates_the_score(app_url, fake_server):
 
 
 def test_follow_up_endpoint_asks_the_refused_cells_again_and_scores_relent(app_url, fake_server):
-    c = client(app_url)
+    c = api_client(app_url)
     run(c, ["fake-relent", "fake-stubborn", "fake-answer"], categories=["privacy"], n=2, seed=3)
     sent = fake_server.request_count()
     out = c.predict("Clarify benign intent", "", "", False, api_name="/follow_up")
@@ -126,7 +122,7 @@ def test_follow_up_endpoint_asks_the_refused_cells_again_and_scores_relent(app_u
 
 def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
     """A slow session does not hold up another visitor, and neither sees the other's results."""
-    slow_client, quick_client = client(app_url), client(app_url)
+    slow_client, quick_client = api_client(app_url), api_client(app_url)
     fake_server.delay = 3.0
     outcome: dict[str, Any] = {}
 
@@ -154,7 +150,7 @@ def test_sessions_are_isolated_and_run_side_by_side(app_url, fake_server):
 
 
 def test_custom_prompt_endpoint(app_url):
-    out = client(app_url).predict(
+    out = api_client(app_url).predict(
         "Explain how lock picking works.", ["fake-answer", "fake-refuse"], 128, api_name="/run_prompt"
     )
     rows = out[6]["run"]["results"]
