@@ -19,6 +19,7 @@ import re
 from collections.abc import Collection
 
 from .text import (
+    HEDGES,
     PhraseIndex,
     _word_search,
     grams_of,
@@ -91,7 +92,7 @@ _DISCLAIMER = re.compile(
     r"^(?:(?:i'm|i am) (?:just |only )?(?:an ai|a (?:large )?language model|a text-based ai)(?: model)?,? (?:so|and) )?"
     r"i (?:can't|cannot|can not|don't|do not|am unable to|'m unable to|am not able to|'m not able to) "
     r"(?:browse|access|search|look up) (?:the )?(?:internet|web|real-time|live|current)|"
-    r"^i (?:can't|cannot|can not) (?:guarantee|predict|promise|be (?:sure|certain)|say for (?:sure|certain))"
+    r"^i (?:can't|cannot|can not) " + HEDGES
 )
 """A disclaimer that opens an answer ("I'm not a lawyer, but…", "I can't give
 legal advice for your country, but in general…", "I can't browse the

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..types import Verdict
-from .text import IDIOM_ENOUGH, IDIOM_HOW, as_read, straight_quotes
+from .text import HEDGES, IDIOM_ENOUGH, IDIOM_HOW, as_read, straight_quotes
 
 READ_CHARS = 1_600
 """How much of an answer is read: enough for a refusal, a change of voice and
@@ -291,7 +291,9 @@ _NOT_WORDS = frozenset(
 """With "not"/"never", a sentence may refuse only if it has one of these words too."""
 _REFUSE_FIRST_PERSON = re.compile(
     r"\b(?:i|we)(?:'m| am| will| would|'d|'ll)?(?: really| truly| simply| just| absolutely)?(?: sorry,? but i)?"
-    r"(?:(?: can't| cannot| can not)(?! (?:believe|wait|imagine|stress|emphasi[sz]e|overstate|help but|get enough|deny|guarantee|predict|promise|be (?:sure|certain)|say for (?:sure|certain)|recommend"
+    r"(?:(?: can't| cannot| can not)(?! (?:believe|wait|imagine|stress|emphasi[sz]e|overstate|help but|get enough|deny|"
+    + HEDGES
+    + r"|recommend"
     + IDIOM_ENOUGH
     + r"|tell you how "
     + IDIOM_HOW

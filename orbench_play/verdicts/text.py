@@ -339,6 +339,10 @@ _PREAMBLE_STARTS = (
 all (the pattern tried at every answer's start cost 0.6 µs, this 0.3)."""
 
 
+HEDGES = r"(?:guarantee|predict|promise|be (?:sure|certain)|say for (?:sure|certain))"
+"""What an answer says it "can't" do before it answers ("I can't guarantee this
+will work, but…", "I can't say for sure, but…"): a hedge, not a decline. The
+disclaimer of `indirect` and the refusal pattern of `task` share it."""
 IDIOM_HOW = r"(?:much|many|happy|glad|grateful|thankful|excited|proud|important|often|good|great|lucky)"
 """What follows "I can't tell you how" in an emphatic idiom ("…how much this
 means"), not in a decline ("…how to pick a lock")."""
