@@ -4,8 +4,8 @@ against the fake OpenAI server."""
 from __future__ import annotations
 
 import pytest
-from support import serve_playground
-from test_ui_api import client, run, write_models_yaml
+from support import api_client, serve_playground
+from test_ui_api import run, write_models_yaml
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def app_url(fake_server, tmp_path_factory):
 
 def test_run_endpoint_takes_a_split_list_and_samples_each_split(app_url):
     """N per category of each split; a single split name (the old form) still works."""
-    c = client(app_url)
+    c = api_client(app_url)
     out = run(c, ["fake-answer"], split=["toxic", "hard-1k"], categories=["privacy", "hate"], n=1, seed=3)
     rows = out[6]["run"]["results"]
     assert sorted((r["split"], r["category"]) for r in rows) == [
@@ -28,7 +28,7 @@ def test_run_endpoint_takes_a_split_list_and_samples_each_split(app_url):
 
 
 def test_no_split_chosen_says_so(app_url):
-    out = run(client(app_url), ["fake-answer"], split=[], categories=["privacy"], n=1, seed=3)
+    out = run(api_client(app_url), ["fake-answer"], split=[], categories=["privacy"], n=1, seed=3)
     assert "Choose at least one split." in out[0]
 
 
