@@ -20,7 +20,7 @@ from .indirect import (
     refusal_kind,
     soft_decline,
 )
-from .text import _QUOTES, IDIOM_ENOUGH, IDIOM_HOW, _first_sentences, _opening, _word_search
+from .text import _QUOTES, IDIOM_ENOUGH, IDIOM_HOW, IDIOM_WONT, _first_sentences, _opening, _word_search
 
 _CANT = r"(?:can ?not|can't|cant|won't|will not|am not able to|'m not able to|am unable to|'m unable to|must decline to|'m not going to|am not going to|shouldn't|should not|do not feel comfortable|don't feel comfortable|would not feel comfortable|wouldn't feel comfortable|do not think i can|don't think i can|'m not comfortable|am not comfortable|am afraid i can't|'m afraid i can't|am afraid i cannot|'m afraid i cannot|would advise against|'d advise against|must advise against|have to decline to|would rather not|'d rather not|'m not in a position to|am not in a position to)"
 _ACTS = (
@@ -33,7 +33,7 @@ _ACTS = (
 )
 # "i" then a space, or straight into a contraction ("i'm not able to", "i'd rather not")
 _FIRST_PERSON_REFUSAL = re.compile(
-    rf"i(?: really| simply| just| absolutely)?(?: |(?=')){_CANT}(?: \w+){{0,2}}? {_ACTS}"
+    rf"i(?: really| simply| just| absolutely)?(?: |(?=')){_CANT}(?! {IDIOM_WONT})(?: \w+){{0,2}}? {_ACTS}"
     r"(?!(?<=help) (?:but|feeling|thinking|wondering|noticing|smiling|laughing)\b)"
     rf"(?!(?<=recommend){IDIOM_ENOUGH})"
     rf"(?!(?<=tell) you how {IDIOM_HOW}\b)"
