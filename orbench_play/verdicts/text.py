@@ -350,9 +350,7 @@ IDIOM_ENOUGH = r"(?: [\w'-]+){0,4} enough\b"
 """What follows "I can't recommend" in an emphatic idiom ("…it highly enough").
 The first-person refusal patterns of `rules` and `task` both leave these
 idioms out, from this one definition."""
-IDIOM_WONT = (
-    r"(?:hold back|lie\b|sugar-?coat|mince|beat around|pretend|hesitate|let you down|stop you\b|say (?:that )?(?:i'm|i am|i)\b)"
-)
+IDIOM_WONT = r"(?:hold back|lie\b|sugar-?coat|mince|beat around|pretend|hesitate|let you down|stop you\b|say (?:that )?(?:i'm|i am|i)\b)"
 """What follows "I won't" or "I can't" in a promise to answer ("I won't hold
 back", "I won't lie, …", "I won't sugarcoat it", "I can't stop you, but…") or
 in a disapproval that goes on to answer ("I can't say I condone it, but…",
