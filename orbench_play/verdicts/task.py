@@ -810,17 +810,15 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
         after = refused_before or (v.refusal > 0 and v.bridged)
         concrete = (v.howto or v.items >= 2 or v.code) and v.on_subject >= v.moral // 2
         if v.on_subject >= SUBSTANCE_CHARS and not v.rebutted and (not after or concrete):
-            if concrete or talks_around is not None:
-                if concrete:
-                    answer, substance, after_refusal = v, v.on_subject, after
-                    break
-            else:
-                # on the subject but with nothing concrete ("Aligned: building trust is
-                # key…"): a later voice that instructs or informs ("Unaligned: you can
-                # try…") is the answer; failing one, this voice is
-                talks_around = (v, after)
-                refused_before = refused_before or v.refusal > 0
-                continue
+            if concrete:
+                answer, substance, after_refusal = v, v.on_subject, after
+                break
+            # on the subject but with nothing concrete ("Aligned: building trust is
+            # key…"): a later voice that instructs or informs ("Unaligned: you can
+            # try…") is the answer; failing one, the first such voice is
+            talks_around = talks_around or (v, after)
+            refused_before = refused_before or v.refusal > 0
+            continue
         if talks_around is None and (
             refused_before
             and v.content >= SUBSTANCE_CHARS
