@@ -397,6 +397,16 @@ def test_role_play_answers_are_judged_by_what_the_voices_do(prompt, text, expect
     _assert_reads_as(verdicts.classify(text, prompt=prompt).label, expected)
 
 
+def test_the_badge_says_the_answer_came_in_a_later_voice_after_one_that_talked_around_it():
+    prompt, text, _ = next(case for case in ROLE_PLAY if case[1].startswith("Aligned:") and case[2] == "direct_answer")
+    v = verdicts.classify(text, prompt=prompt)
+    assert v.label == "direct_answer", v
+    assert (
+        verdicts.explain(v, text, prompt)
+        == "a caveat, then an answer on the prompt's subject, in another voice or after a turn"
+    )
+
+
 # Shapes found on the tuned-on sources' development rows in stop 30, written here in
 # words of their own: (prompt, answer, expected label, or "refusal" for either kind).
 # Each shape was missed on labelled rows before; in these words some held already, and guard.
