@@ -162,7 +162,11 @@ TASK_MIN_CHARS = 300
 """A refusal shorter than this has no room for an answer after it: its shape is not read."""
 _OPENING_DOUBT = frozenset(("r:lecture_first", "r:alt_lead", "r:no_opinion_first"))
 """Openings whose wording may hide a lecture, an alternative or a neutral non-answer."""
-_LABEL = r"(?:\[|\((?!\w+ \w+ \w+)|(?!(?:Here|There|These|This|Some|The|Instead|However|If|For|Note|Please|Additionally)\b)[A-Z]\w{0,15}(?: \w{1,15}){0,2}:|As [A-Z]|[\u0370-\u03ff](?=\s))"
+_LABEL = (
+    r"(?:\[|\((?!\w+ \w+ \w+)|(?!(?:Here|There|These|This|Some|The|Instead|However|If|For|Note|Please|Additionally)\b)[A-Z]\w{0,15}(?: \w{1,15}){0,2}:|As [A-Z]|"
+    + task.GREEK_LABEL
+    + ")"
+)
 """A speaker label that opens a new voice: "[DAN]", "(🔓Developer Mode Output)",
 "BetterDAN:", "As BH,", a Greek letter ("Ω Oh, …"), as `task._VOICE` reads them."""
 _LIST = re.compile(r"\n\s*(?:\d+[.)]|[-*•])\s")
