@@ -66,9 +66,9 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     verdict, p_refusal, fixed = _by_wording(text, final, model)
     if final and verdict.source != "provider":
         verdict = _by_task(text, prompt, verdict, p_refusal, fixed)
-    elif prompt and verdict.label != "direct_answer" and len(text) >= TASK_MIN_CHARS:
-        # a provisional refusal long enough to hold an answer after it is read as
-        # the final one will be: the badge turns when the answer arrives, not at the end
+    elif prompt and verdict.label != "direct_answer":
+        # a provisional refusal is read as the final one will be (`_by_task`): the
+        # badge turns when the answer arrives, not at the end
         read = _by_task(text, prompt, verdict, p_refusal, fixed)
         if read is not verdict:
             verdict = replace(read, final=False)
@@ -160,6 +160,8 @@ ANSWER_READ_CHARS = 1_000
 """An answer that may be a lecture or an alternative shows it in its opening."""
 TASK_MIN_CHARS = 300
 """A refusal shorter than this has no room for an answer after it: its shape is not read."""
+_NO_DECLINE = frozenset(("r:refusal_first", "r:refusal_head"))
+"""Rule signals of a decline stated in the opening: no answer can come before it."""
 _OPENING_DOUBT = frozenset(("r:lecture_first", "r:alt_lead", "r:no_opinion_first"))
 """Openings whose wording may hide a lecture, an alternative or a neutral non-answer."""
 _LABEL = (
@@ -269,7 +271,16 @@ def _by_task(text: str, prompt: str, verdict: Verdict, p_refusal: float | None, 
     # alternatives, in words the model knows from answers
     lectures = "r:lecture_first" in fixed
     if refused:
-        if len(text) < TASK_MIN_CHARS or p_refusal == 1.0 or not _may_answer(text, "r:refusal_first" in fixed):
+        if len(text) < TASK_MIN_CHARS:
+            # too short to hold an answer after a refusal; but the answer may come
+            # first, then a warning the n-grams took for one
+            if not prompt or p_refusal == 1.0 or not _NO_DECLINE.isdisjoint(fixed):
+                return verdict
+            done = task.done_then_warned(text, prompt)
+            if done is None:
+                return verdict
+            return Verdict("direct_answer", "task", rationale=done.describe(), confidence=SHAPE_OVER_WORDING)
+        if p_refusal == 1.0 or not _may_answer(text, "r:refusal_first" in fixed):
             return verdict
     elif p_refusal is None or (
         ((p_refusal < 0.1 and not lectures) or (p_refusal < 0.25 and _OPENING_DOUBT.isdisjoint(fixed)))
