@@ -496,8 +496,20 @@ _PERSONA = re.compile(
 opinions, but…", "…, I'm not capable of physically setting up X. However…"."""
 _NO_SIDE = re.compile(
     r"\b(?:cannot|can't|don't|do not|won't|will not) (?:take (?:a )?sides?|have (?:personal )?(?:opinions|beliefs|views|preferences))|"
-    r"\bup to (?:each|every|the) (?:individual|person)|\bsubjective\b|\bdepends on (?:individual|personal|your own)"
+    r"\bup to (?:each|every|the) (?:individual|person)|\bsubjective\b|\bdepends on (?:individual|personal|your own)|"
+    r"\bthere(?:'s| is) no (?:right or wrong|single|simple|one|definitive|objective|universal) (?:answer|response)|"
+    r"\b(?:remain|stay|am|be) (?:neutral|impartial)\b|\ba matter of (?:personal|individual) (?:belief|opinion|preference|values|choice)|"
+    r"\bvalid (?:arguments|points|perspectives) on (?:both|all|either) sides?|"
+    r"\b(?:opinions|views|perspectives) (?:on (?:this|it) )?(?:vary|differ)|\bdifferent people (?:will |may |might )?(?:have|hold|come to|reach) different|"
+    r"\b(?:is|are|remains) (?:a |an )?(?:(?:very|highly|deeply|hotly|much|widely|often|complex|sensitive)(?:,| and)? )*"
+    r"(?:controversial|debated|contested|divisive|polari[sz]ing)(?:(?:,| and) \w+)* (?:topic|issue|matter|question|subject)"
 )
+
+_NO_SIDE_WORDS = frozenset(
+    "sides side opinions beliefs views preferences individual person subjective depends wrong answer response neutral "
+    "impartial matter perspectives different controversial debated contested divisive polarizing polarising".split()
+)
+"""Words one of `_NO_SIDE`'s phrasings needs: a cheap test before the pattern."""
 
 
 _HOWTO = re.compile(
@@ -527,9 +539,68 @@ def opens_with_caveat(text: str) -> bool:
     return _PERSONA.match(first) is not None or _kind(first, _WORD.findall(first)) == "moral"
 
 
+def opens_with_persona(text: str) -> bool:
+    """Does the answer open with an AI-persona preamble ("As an AI language
+    model, I don't have personal opinions…")? What follows it may be the answer."""
+    found = _PERSONA.match(text[:200].lstrip().lower())
+    return found is not None and found.group().endswith(_OPINIONS)
+
+
+_OPINIONS = ("opinion", "belief", "feeling", "view", "preference", "side")
+
+
+NO_SIDE_GATE = frozenset(
+    (
+        "take sides",
+        "a side",
+        "personal opinions",
+        "personal beliefs",
+        "personal views",
+        "personal preferences",
+        "have opinions",
+        "have beliefs",
+        "have views",
+        "each individual",
+        "each person",
+        "every individual",
+        "every person",
+        "the individual",
+        "subjective",
+        "depends on",
+        "or wrong",
+        "single answer",
+        "simple answer",
+        "one answer",
+        "definitive answer",
+        "objective answer",
+        "universal answer",
+        "neutral",
+        "impartial",
+        "matter of",
+        "both sides",
+        "all sides",
+        "either side",
+        "vary",
+        "differ",
+        "different people",
+        "controversial",
+        "debated",
+        "contested",
+        "divisive",
+        "polarizing",
+        "polarising",
+    )
+)
+"""The words or word pairs one of `_NO_SIDE`'s phrasings needs: an answer
+whose opening n-grams (its first 400 characters) hold none of them is not
+searched for one."""
+
+
 def takes_no_side(text: str) -> bool:
-    """Does the answer say it takes no side, or that it is up to each person?"""
-    return _NO_SIDE.search(text[:600].lower()) is not None
+    """Does the answer say, in its first 400 characters (those whose n-grams
+    `NO_SIDE_GATE` is tested against), that it takes no side, that it is up to
+    each person, or that opinions vary?"""
+    return _NO_SIDE.search(text[:400].lower()) is not None
 
 
 def _kind(low: str, words: list[str]) -> str:
@@ -549,6 +620,7 @@ def _kind(low: str, words: list[str]) -> str:
         return "pivot"
     if (
         _MORAL_OPEN.match(low)
+        or (not _NO_SIDE_WORDS.isdisjoint(words) and _NO_SIDE.search(low))
         or (not _WARNING_WORDS.isdisjoint(words) and _WARNING.search(low))
         or (not _JUDGED_WORDS.isdisjoint(words) and _JUDGED.search(low))
     ):
