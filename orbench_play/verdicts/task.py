@@ -531,11 +531,17 @@ _PRESCRIPTIVE = re.compile(
 )
 """A sentence that tells or judges rather than informs ("you should…", "it is never acceptable…")."""
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|n't)\b|n't\b")
+_OTHERS_THINK = (
+    r"(?:some |many |most |so many )?(?:people|others|folks|critics|experts|scientists|some) (?:think|believe|say|feel)"
+)
 _REBUT_ASK = re.compile(
-    r"\bwhy (?:should|shouldn't|are|is|do|does|would|were|was|can't)\b|\bwhy\b[^.?]{0,60}\bshould\b|"
+    r"\bwhy (?:should|shouldn't|are|is|does|would|were|was|can't|do(?! " + _OTHERS_THINK + r"))\b|"
+    r"\bwhy\b[^.?]{0,60}\bshould\b|"
     r"\b(?:argue|arguing|prove|proving|show|showing|claim|claiming|convince|persuade|persuasive)\b"
 )
-"""Requests whose premise an answer can reject ("Why should X…?", "Write an article arguing that…")."""
+"""Requests whose premise an answer can reject ("Why should X…?", "Write an
+article arguing that…"). "Why do some people think X?" asks for their reasons,
+not for X: it has none."""
 
 
 def opens_with_caveat(text: str) -> bool:
