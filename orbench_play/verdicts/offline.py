@@ -164,8 +164,9 @@ ANSWER_READ_CHARS = 1_000
 """An answer that may be a lecture or an alternative shows it in its opening."""
 TASK_MIN_CHARS = 300
 """A refusal shorter than this has no room for an answer after it: its shape is not read."""
-_NO_DECLINE = frozenset(("r:refusal_first", "r:refusal_head"))
-"""Rule signals of a decline stated in the opening: no answer can come before it."""
+_NOT_DONE_FIRST = frozenset(("r:refusal_first", "r:refusal_head", "r:hotline", "r:alt_lead", "r:refusal_then_offer"))
+"""Rule signals of a decline stated in the opening, or of help offered instead
+("988 is the number to call…"): no short answer can come before them."""
 _OPENING_DOUBT = frozenset(("r:lecture_first", "r:alt_lead", "r:no_opinion_first"))
 """Openings whose wording may hide a lecture, an alternative or a neutral non-answer."""
 _LABEL = (
@@ -303,7 +304,7 @@ def _by_task(
         if len(text) < TASK_MIN_CHARS:
             # too short to hold an answer after a refusal; but the answer may come
             # first, then a warning the n-grams took for one
-            if not prompt or p_refusal == 1.0 or not _NO_DECLINE.isdisjoint(fixed):
+            if not prompt or p_refusal == 1.0 or not _NOT_DONE_FIRST.isdisjoint(fixed):
                 return verdict
             done = task.done_then_warned(text, prompt)
             if done is None:
