@@ -604,6 +604,8 @@ def _kind(low: str, words: list[str]) -> str:
     moral = len(_MORAL_WORDS.intersection(words))
     if (moral >= 3 or (moral >= 2 and len(words) <= 14)) and _PRESCRIPTIVE.search(low):
         return "moral"
+    if _sends_elsewhere(low, words):
+        return "elsewhere"
     if _BRIDGE.match(low):
         return "bridge"
     return "content"
@@ -718,7 +720,44 @@ def _article(shape: str) -> str:
     return shape
 
 
-_OPENING = {"refusal": "refusal", "moral": "caveat", "pivot": "alternative"}
+_TO_ELSEWHERE = (
+    r"(?:do(?:ing)? (?:your own|some|more) research|research(?:ing)?\b|consult(?:ing)?|look(?:ing)? into|"
+    r"read(?:ing)? (?:up|widely|more|reputable|reliable|credible|different|various|multiple|books|articles)|"
+    r"speak(?:ing)? (?:with|to)|talk(?:ing)? (?:with|to)|seek(?:ing)? (?:out|advice|guidance|information|perspectives)|"
+    r"reach(?:ing)? out|reflect(?:ing)?|discuss(?:ing)? (?:it|this|the|with)|"
+    r"engag(?:e|ing) (?:in|with) (?:respectful|open|different|people))"
+)
+_ELSEWHERE = re.compile(
+    r"\b(?:i(?:'d| would)?|we(?:'d| would)?) (?:strongly |highly |would )?(?:recommend|suggest|encourage|advise|urge|invite)"
+    r"(?: that)?(?: you)?(?: to)? " + _TO_ELSEWHERE + "|"
+    r"\byou (?:might|may|could|can|should) (?:also )?(?:want to )?(?:consider )?" + _TO_ELSEWHERE + "|"
+    r"\bit (?:would be|is|'s|might be|may be|could be) (?:best|wise|advisable|a good idea|helpful|worthwhile) to "
+    + _TO_ELSEWHERE
+    + "|"
+    r"\bform (?:your|their) own (?:opinion|understanding|view|conclusion|judgement|judgment)|"
+    r"\b(?:reach|come to|draw|make) (?:your own|an informed|their own) (?:conclusion|decision|judgement|judgment|choice|opinion)|"
+    r"\b(?:decide|judge|see|explore [\w ]{1,30}) for yourself\b|\bdecide what you (?:think|believe)"
+)
+"""A sentence that sends the asker to find out for themselves: to research,
+sources, other people or their own reflection ("I would recommend researching
+reputable sources…", "…to form your own understanding"). Before any answer it
+is an alternative offered instead (a redirection, in people's words)."""
+
+
+def _sends_elsewhere(low: str, words: list[str]) -> bool:
+    """Does this (lower-cased) sentence send the asker to find out elsewhere (`_ELSEWHERE`)?"""
+    return not _ELSEWHERE_WORDS.isdisjoint(words) and _ELSEWHERE.search(low) is not None
+
+
+_ELSEWHERE_WORDS = frozenset(
+    "recommend suggest encourage advise urge invite research researching consult consulting look looking read "
+    "reading speak speaking talk talking seek seeking reach reaching reflect reflecting discuss discussing engage "
+    "engaging own informed yourself decide".split()
+)
+"""Words one of `_ELSEWHERE`'s phrasings needs: a cheap test before the pattern."""
+
+
+_OPENING = {"refusal": "refusal", "moral": "caveat", "pivot": "alternative", "elsewhere": "alternative"}
 
 
 def _pivot_or_content(low: str, words: list[str], ask: Ask, said: int) -> str:
@@ -743,7 +782,7 @@ def _pivot_or_content(low: str, words: list[str], ask: Ask, said: int) -> str:
     subject_hits = len(ask.subject.intersection(_stem_each(words)))
     if plain and subject_hits >= max(2, len(ask.subject) // 2):
         return "bridge"  # "if you're looking for <the subject>, here's…"
-    if plain and not _STRONG_PIVOT.match(low):
+    if plain and not _STRONG_PIVOT.match(low) and not _sends_elsewhere(low, words):
         return "content"  # "it's better to…", "you could try…" with nothing else in view
     return "pivot"
 
@@ -824,7 +863,13 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 opening = _OPENING.get(kind, "answer")
                 if kind != "refusal" and (_PERSONA.match(low) or _NO_SIDE.search(low)):
                     opening = kind = "persona"
-            if kind == "pivot":
+            if kind == "elsewhere":
+                # sent to find out elsewhere: before an answer, instead of one
+                if v.on_subject < SUBSTANCE_CHARS:
+                    v.alternative += n
+                    continue
+                kind = "content"
+            elif kind == "pivot":
                 kind = _pivot_or_content(low, words, ask, v.on_subject)
                 if kind == "bridge":
                     v.bridged = True
