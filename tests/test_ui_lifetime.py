@@ -110,6 +110,10 @@ def test_sessions_gradio_evicts_at_its_capacity_are_cleaned(fake, tmp_path, root
     ends an evicted session (its files go) while the sessions still held keep theirs."""
     upload, tmp = roots
     monkeypatch.setenv("ORBENCH_SESSION_TTL_S", "600")  # so only the eviction can end a session here
+    # That time to live has the reaper look every 30 s (a quarter of it, at most 30 s), which
+    # this test waited out; it looks as often as it ever does instead (the evicted session
+    # still has to be unused for UNHELD_GRACE_S first, as in the app).
+    monkeypatch.setattr(lifetime, "reap_every_s", lambda: 0.2)
     monkeypatch.setenv("ORBENCH_SESSION_SPOOL_MB", "1")
     monkeypatch.setenv("ORBENCH_SESSIONS_DISK_MB", "14")  # 14 MB / (3 × 1 MB + 4 MB) = 2 sessions
     assert lifetime.capacity() == 2
