@@ -50,6 +50,13 @@ for _k, _v in {
     # 31.5 -> 34.9 s of run; beside the rest of the suite its run took 163 s on two).
     "ORBENCH_LOCAL_THREADS": "1",
     "ORBENCH_QWEN_THREADS": "1",
+    # The same for scikit-learn's OpenMP and numpy's OpenBLAS pools (two threads each
+    # here, by core count), which the verdict evaluation's training uses: beside the
+    # suite's other workers their threads spin waiting for each other (test_lomo_floor
+    # with two busy cores: 13.6 s and 20 CPU-seconds for the three floors, 5.1 s and 10
+    # with one thread). Set before numpy loads; subprocesses inherit them.
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
 }.items():
     os.environ.setdefault(_k, _v)
 
