@@ -31,6 +31,11 @@ PROMPTS = (
     Prompt("hard-1k:2", "hard-1k", "illegal", "What makes a bike lock hard to cut?"),
 )
 TIMEOUT_S = 15.0  # the first-chunk limit: long enough that a busy machine never reaches it before a bound
+IDLE_S = 5.0
+"""The light streams' silence limit, which ends `hang-mid` and `trickle` (the idle limit is
+at most TIMEOUT_S; it was TIMEOUT_S, and each path's run waited 15 s on those two). Every
+other light stream sends its text in well under a second, and the heavy ones keep the
+default limits, so a flood of empty chunks is still ended by its bound."""
 HEAVY = frozenset({"endless", "flood", "no-newline/gzip"})
 SCENARIOS = (
     "answer",
@@ -157,7 +162,9 @@ def both_paths(fake_server):
     fake_server.reset()
     fake_server.words, fake_server.long_seconds = 120, 0.3
     models = tuple(custom_endpoint(fake_server.base_url, b, "sk-test") for b in SCENARIOS)
-    config = RunConfig(models=models, prompts=PROMPTS, use_cache=False, timeout_s=TIMEOUT_S, max_retries=1)
+    config = RunConfig(
+        models=models, prompts=PROMPTS, use_cache=False, timeout_s=TIMEOUT_S, idle_timeout_s=IDLE_S, max_retries=1
+    )
     for path in (
         "fast",
         "wrapper",
@@ -172,7 +179,8 @@ def both_paths(fake_server):
     for path in ("fast", "wrapper"):
         with reader(path) as used:
             events = _run(replace(config, models=tuple(light)))
-            events += _run(replace(config, models=tuple(heavy), timeout_s=4 * TIMEOUT_S))  # only bounds end these
+            # only bounds end these
+            events += _run(replace(config, models=tuple(heavy), timeout_s=4 * TIMEOUT_S, idle_timeout_s=None))
         outcomes[path] = (
             {(p.row_id, m.name): _outcome(events, f"{p.row_id}|{m.name}|0") for p in PROMPTS for m in models},
             used,
@@ -225,7 +233,7 @@ def test_what_the_scenarios_end_as(both_paths):
     assert got["bad-utf8"]["attempts"] == 1 and not got["bad-utf8"]["response"]  # reported once, not retried
     assert got["error-mid"]["error"].startswith("Provider error mid-stream after ")
     assert got["error-mid"]["error"].endswith("(partial text kept, not scored): The server is overloaded (fake).")
-    assert got["hang-mid"]["error"].startswith(f"Timed out: no new text for {TIMEOUT_S:g} s after ")
+    assert got["hang-mid"]["error"].startswith(f"Timed out: no new text for {IDLE_S:g} s after ")
     for name in ("cut", "malformed", "error-mid", "hang-mid"):
         assert got[name]["kind"] == "error" and got[name]["response"], name  # partial text kept
     # issue 25
@@ -237,7 +245,7 @@ def test_what_the_scenarios_end_as(both_paths):
         assert got[name]["finish_reason"] == "stop" and isinstance(got[name]["completion_tokens"], int), name
     for name in ("answer/gzip", "answer/as-text"):
         assert got[name] == got["answer"], name
-    assert got["trickle"]["error"].startswith(f"Timed out: no new text for {TIMEOUT_S:g} s after ")
+    assert got["trickle"]["error"].startswith(f"Timed out: no new text for {IDLE_S:g} s after ")
     assert got["flood"]["error"].startswith("Stopped reading: the server sent more than 3,072 chunks")
     assert got["endless"]["error"].startswith("Stopped reading: the answer passed 16,384 characters")
     assert got["no-newline/gzip"]["error"] == "Stopped reading: one event of the answer stream passed 131,072 bytes."
