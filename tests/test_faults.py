@@ -248,7 +248,9 @@ async def test_failed_cells_are_never_cached_and_a_rerun_resends_exactly_them(fa
     cache = ResultCache(tmp_path / "cache")
     models = tuple(_spec(fake, b) for b in RERUN_MIX)
     # TIMEOUT_S, not 1 s: on a loaded machine a good answer's first chunk took longer than 1 s.
-    config = RunConfig(models=models, prompts=PROMPTS, timeout_s=TIMEOUT_S, max_retries=0)
+    # The silence limit is shorter: it only ends hang-mid (both runs used to wait 5 s on it);
+    # every other cell here sends what it sends in one go.
+    config = RunConfig(models=models, prompts=PROMPTS, timeout_s=TIMEOUT_S, idle_timeout_s=2.0, max_retries=0)
     first = await _drive(config, cache=cache)
     ends = {e.cell_id: e for _, e in first.events if e.kind in ("done", "error")}
     failed = {cid for cid, e in ends.items() if e.kind == "error"}
