@@ -62,14 +62,27 @@ for _k, _v in {
 
 SLOW_MODULES_FIRST = (
     "test_first_run_browser.py",
-    "test_ui_resources.py",
     "test_load.py",
-    "test_stream_paths.py",
+    "test_ui_page.py",
     "test_replicas.py",
+    "test_evaluation.py",
+    "test_ui_browser.py",
+    "test_ui_live.py",
+    "test_ui_resources.py",
+    "test_stream_paths.py",
+    "test_stream_bounds.py",
+    "test_cli_shards.py",
+    "test_bench_smoke.py",
+    "test_publish.py",
+    "test_ui_lifetime.py",
+    "test_docs.py",
+    "test_warmup.py",
+    "test_ui_spotcheck.py",
 )
-"""Modules that take minutes each start first, on workers of their own (`--dist
-loadscope` hands out modules in collection order), instead of being the tail of
-the run while the other workers have finished."""
+"""The modules that take longest (15 s to 1.5 min each in a full run), longest first,
+go out before the rest (`--dist loadscope` hands out modules in collection order):
+the many short modules then fill in at the end, so the workers finish close together
+instead of one still running a long module while the others have finished."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
