@@ -124,10 +124,14 @@ def test_jsonl_sets_load_with_style_and_source():
 
 def test_cli_missing_xstest_is_one_line_exit_2_and_still_reports_the_orbench_sets(tmp_path, capsys):
     """A fresh clone without ../shared: the OR-Bench-style part runs, then one
-    line says what is missing and where to get it (issue 11, item 5)."""
-    assert ev.main(["--data", str(tmp_path / "nope"), "--no-timing"]) == 2
+    line says what is missing and where to get it (issue 11, item 5). Without ../shared the
+    other projects' answers are missing too (the subprocess test below keeps them: its run
+    reads them with XSTest missing)."""
+    nope = str(tmp_path / "nope")
+    assert ev.main(["--data", nope, "--external", nope, "--no-timing"]) == 2
     out, err = capsys.readouterr()
     assert "HELD-OUT" in out and "Targets" in out
+    assert "Other projects' labelled answers: not found" in out and "skipped" in out
     assert err.count("\n") == 1 and "not found" in err and "exaggerated-safety" in err
 
 
