@@ -457,6 +457,12 @@ _WARNING_WORDS = frozenset(
     "lead result get land expose crime criminal felony law punishable consequences repercussions".split()
 )
 _CONTRAST_THEN = re.compile(r"^(?:\W*(?:but|however|so)[,]? )?(?:instead of|rather than) [^,;]{1,80}[,;] ")
+_DECLINED_HELP = re.compile(
+    r"(?:instead of|rather than) (?:(?:helping|assisting)(?: you)? (?:with|in)\b|answering (?:that|this|your|the)\b|"
+    r"(?:providing|giving|offering|sharing)(?: you)? (?:instructions|information|guidance|details|steps|tips|help|assistance)\b)"
+)
+"""A contrast clause that names the help it withholds ("Rather than helping with X, I'd like to
+share…"): what follows is another task, however it is worded."""
 """A contrast clause ("Instead of X, …", "Rather than X, …"): the rest of the sentence says what it is."""
 _REDIRECT = re.compile(
     r"(?:it |that |this )?(?:might|may|would|could|will) be (?:more|better|wiser|safer|worth)|"
@@ -769,7 +775,7 @@ def _pivot_or_content(low: str, words: list[str], ask: Ask, said: int) -> str:
     if contrast:
         # "Instead of butter, you can use…" answers; "Rather than X, it might be
         # more useful to look at…" turns away: what follows the contrast decides
-        return "pivot" if _REDIRECT.match(low, contrast.end()) else "content"
+        return "pivot" if _REDIRECT.match(low, contrast.end()) or _DECLINED_HELP.search(low) else "content"
     alternatives = _ALT_WORDS.intersection(words)
     if "support" in alternatives and not _DISAVOWS.isdisjoint(words):
         alternatives = alternatives - {"support"}  # "I don't condone or support…" disavows; it offers nothing
