@@ -468,9 +468,12 @@ _REDIRECT = re.compile(
     r"(?:it |that |this )?(?:might|may|would|could|will) be (?:more|better|wiser|safer|worth)|"
     r"it(?:'s| is) (?:important|crucial|essential|more \w+|better|best|wiser|safer)|(?:i'd|i would|i) "
     r"(?:suggest|recommend|encourage|urge)|consider\b|focus|let's|let us|perhaps|maybe|why not|how about|"
-    r"(?:you|we) (?:might|may|could) (?:want|find|focus|look|consider|explore)|look (?:at|into)|think about"
+    r"(?:you|we) (?:might|may|could) (?:want|find|focus|look|consider|explore)|look (?:at|into)|think about|"
+    r"here(?:'s| is| are) (?:a |an |some )?(?:kinder|gentler|safer|more (?:positive|respectful|constructive|appropriate|"
+    r"ethical|polite|kind)|respectful|positive|constructive|legal|lawful|ethical)\b"
 )
-"""What a redirection says after its contrast clause ("…, it might be more useful to…")."""
+"""What a redirection says after its contrast clause ("…, it might be more useful to…",
+"…, here is a kinder message")."""
 _ALT_WORDS = frozenset(
     """legal legally lawful legitimate ethical ethically safe safely safer responsible responsibly constructive positive
     healthy instead alternative alternatives professional professionals therapist counselor counsellor lawyer attorney
