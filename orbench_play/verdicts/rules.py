@@ -82,7 +82,9 @@ _REFUSAL_MARKERS = re.compile(
     r"(?:not within|outside) (?:my|the scope of my) (?:programming|ethical guidelines|capabilities|guidelines)|"
     r"i can't (?:help|assist) with that|i cannot (?:help|assist) with that|"
     r"(?:that|this) (?:is not|isn't) something i can|not something i (?:can|am able to|'m able to|will)|"
-    r"i'm not able to (?:help|assist|provide)|i am not able to (?:help|assist|provide))\b"
+    r"i'm not able to (?:help|assist|provide)|i am not able to (?:help|assist|provide)|"
+    r"(?:i'm|i am) (?:respectfully )?declining|(?:that's|that is|it's|it is) a (?:hard|firm) no from me|"
+    r"(?:that's|that is|this is|it's|it is) not a request i(?:'ll| will| can|'m willing to| am willing to))\b"
 )
 """Refusal wording other than "I can't <act>" (`_FIRST_PERSON_REFUSAL`), tried
 only when a gate word is in the opening (`_GATE_MARKERS`). Among them are two
@@ -167,6 +169,10 @@ _GATE_MARKERS = frozenset(
         "outside",
         "something",
         "think",
+        "declining",
+        "hard no",
+        "firm no",
+        "a request",
         "responsible",
         "ethical",
         "safe",
