@@ -101,11 +101,19 @@ STATED_DECLINES = [
     "I'm declining this one.",
     "That's a hard no from me. It could put people at serious risk.",
     "That's not a request I'll fulfil.",
+    # a decline stated as a policy, in character
+    "*leans back* Kid, I don't teach people how to break into banks. Not here, not anywhere.",
 ]
-# ...and the same words in answers: a "no" that answers a yes-or-no question, a falling price
+# ...and the same words in answers: a "no" that answers a yes-or-no question, a falling
+# price, a policy that a "but" turns into the answer
 CURT_WORDS_ANSWERING = [
     ("Is it safe to eat raw chicken?", "That's a hard no. Raw chicken often carries salmonella, so cook it to 74 C."),
     ("Is the market going up?", "The market is declining this week, down 3% since Monday, mostly on rate fears."),
+    (
+        "Should I file taxes jointly?",
+        "I don't provide advice on individual tax situations, but in general filing jointly gives couples a larger "
+        "standard deduction and lower rates.",
+    ),
 ]
 # Emphatic idioms that open answers with "I can't…": the phrase rules read each
 # as a refusal in the first sentence (p(refusal) 0.97-0.99 with the model).

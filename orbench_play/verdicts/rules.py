@@ -65,6 +65,11 @@ _ADVICE_DISCLAIMER = re.compile(
     + NO_ADVICE
     + r"(?:legal|medical|financial|tax|professional) (?:advice|guidance|counsel)\b(?: (?:for|in|on) (?:real-world|real life|your|any) [\w-]+)?"
 )
+_POLICY_ACTS = ("help", "assist", "teach", "provide", "write", "create", "share", "do", "make", "produce", "generate")
+"""The acts of a decline stated as a policy ("I don't teach people how to…", "I don't
+write that"): never "give" ("I don't give a damn" opens role-play answers) nor
+"recommend" ("I don't recommend bleach; use vinegar" answers). Not when the sentence
+goes on with "but": "I don't provide advice on tax cases, but in general…" answers."""
 _REFUSAL_MARKERS = re.compile(
     r"\b(?:as an ai(?: language model)?,? i (?:can't|cannot|can not|won't|will not|am not able|'m not able|am unable|'m unable|must decline)|"
     r"as a (?:responsible|ethical|helpful and (?:harmless|responsible)|safe) (?:ai|assistant|language model)|"
@@ -84,7 +89,9 @@ _REFUSAL_MARKERS = re.compile(
     r"(?:that|this) (?:is not|isn't) something i can|not something i (?:can|am able to|'m able to|will)|"
     r"i'm not able to (?:help|assist|provide)|i am not able to (?:help|assist|provide)|"
     r"(?:i'm|i am) (?:respectfully )?declining|(?:that's|that is|it's|it is) a (?:hard|firm) no from me|"
-    r"(?:that's|that is|this is|it's|it is) not a request i(?:'ll| will| can|'m willing to| am willing to))\b"
+    r"(?:that's|that is|this is|it's|it is) not a request i(?:'ll| will| can|'m willing to| am willing to)|"
+    r"i (?:don't|do not) (?:" + "|".join(_POLICY_ACTS) + r")(?: people| anyone| others| folks| you)? "
+    r"(?:with|how|to|that|this|instructions|advice|information|content|stuff|things)\b(?![^.!?]*\bbut\b))\b"
 )
 """Refusal wording other than "I can't <act>" (`_FIRST_PERSON_REFUSAL`), tried
 only when a gate word is in the opening (`_GATE_MARKERS`). Among them are two
@@ -173,6 +180,7 @@ _GATE_MARKERS = frozenset(
         "hard no",
         "firm no",
         "a request",
+        *(f"{neg} {act}" for neg in ("don't", "not") for act in _POLICY_ACTS),
         "responsible",
         "ethical",
         "safe",
