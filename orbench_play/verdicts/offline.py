@@ -283,6 +283,34 @@ def _done_then_warned(text: str, prompt: str, fixed: list[str]) -> Verdict | Non
     return Verdict("direct_answer", "task", rationale=done.describe(), confidence=SHAPE_OVER_WORDING)
 
 
+_DECLINE_WORDS = _NOT_DONE_FIRST | {
+    "r:apology_start",
+    "r:disagree_first",
+    "r:disclaimer_first",
+    "r:inappropriate_first",
+    "r:lecture_first",
+    "r:no_access_first",
+    "r:no_opinion_first",
+    "r:no_start",
+    "r:non_english_refusal",
+    "r:pivot_head",
+    "r:soft_decline_first",
+}
+"""Rule signals of any wording a refusal, a caveat or a turn elsewhere opens with."""
+
+
+def _terse(text: str, prompt: str, fixed: list[str]) -> Verdict | None:
+    """A final verdict on a terse answer that names something (`task.terse_answer`),
+    where no rule signal says it declines, cautions or turns away; None otherwise.
+    Not for a streaming prefix: that is short because it is unfinished."""
+    if not prompt or len(text) > task.TERSE_MAX_CHARS or not _DECLINE_WORDS.isdisjoint(fixed):
+        return None
+    terse = task.terse_answer(text, prompt)
+    if terse is None:
+        return None
+    return Verdict("direct_answer", "task", rationale=terse.describe(), confidence=SHAPE_OVER_WORDING)
+
+
 LECTURE_INSTEAD = "a caveat, then more warnings than content, no how-to"
 
 
@@ -320,7 +348,7 @@ def _by_task(
         if len(text) < TASK_MIN_CHARS or not _may_answer(text, "r:refusal_first" in fixed, p_refusal):
             # too short to hold an answer after a refusal, or no sign of one; but the
             # answer may come first, then a warning the n-grams took for a refusal
-            return _done_then_warned(text, prompt, fixed) or verdict
+            return _done_then_warned(text, prompt, fixed) or (verdict.final and _terse(text, prompt, fixed)) or verdict
     elif p_refusal is None or (
         ((p_refusal < 0.1 and not lectures) or (p_refusal < 0.25 and _OPENING_DOUBT.isdisjoint(fixed)))
         and not _turns_away(text)
