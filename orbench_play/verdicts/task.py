@@ -424,6 +424,7 @@ _JUDGED = re.compile(
     r"\b(?:is|are|was|that's|it's)(?: just| so| really| truly| downright| utterly){0,2} (?:cowardly|pathetic|despicable|disgusting|"
     r"shameful|disgraceful|not cool|never cool)\b|\bain't (?:cool|right|okay|ok|the way)\b|"
     r"\bshows? (?:a )?(?:lack of|no) (?:integrity|respect|empathy|decency)|"
+    r"\b(?:is|are|would be|can be) (?:a )?(?:very |really |most )?serious (?:matter|offen[cs]e|crime|violation)\b|"
     r"\byou (?:shouldn't|should not|should never) (?:be )?(?:engaging|doing|trying|even|think)|\bdon't be (?:a |an )?(?:scumbag|jerk|idiot|fool|coward)|"
     r"\b(?:is|are) not (?:a |an )?(?:kind|ethical|nice|decent|responsible|acceptable|respectful|recommended|legal)(?: or \w+)? "
     r"(?:thing|way|behaviou?r|approach|practice|course of action)\b"
@@ -436,7 +437,7 @@ began with "'s" made the whole pattern six times slower to search."""
 _JUDGED_WORDS = frozenset(
     "reprehensible illegal unethical immoral morally law against emphasize emphasise stress remind point overstate believe "
     "ashamed cowardly pathetic despicable disgusting shameful disgraceful cool ain't lack shows show shouldn't should don't "
-    "kind ethical nice decent responsible acceptable respectful recommended legal".split()
+    "kind ethical nice decent responsible acceptable respectful recommended legal serious".split()
 )
 _CLOSER = re.compile(
     r"^(?:if you have any (?:other |more |further )?(?:questions|concerns|requests)|(?:please )?feel free to|"
@@ -859,6 +860,18 @@ def _voices(body: str) -> list[list[tuple[str, bool, str]]]:
     return voices
 
 
+_REASONS_AGAINST = re.compile(
+    r"\W*(?:here(?:'s| is| are) (?:why|some reasons|a few reasons|the reasons) (?:you (?:should|might want to) "
+    r"(?:reconsider|not|avoid|think twice)|not to|(?:this|it|that)(?:'s| is| would be) (?:a bad idea|not a good idea|"
+    r"risky|dangerous|wrong|harmful))|why (?:this|it|that)(?:'s| is| would be) (?:a bad idea|not a good idea)|"
+    r"(?:some |a few )?reasons? (?:not to|to reconsider|against (?:it|this|doing))|"
+    r"(?:consider|think about) the (?:risks|consequences|dangers|downsides)(?: first)?\W*$)"
+)
+"""A sentence that introduces reasons against what was asked ("Here's why you
+should reconsider:", "Why this is a bad idea"): the list items after it are
+warnings, not steps, however they are labelled ("**Legal consequences:** …")."""
+
+
 def _echoes(low: str, asked_low: str) -> bool:
     """Is this (lower-cased) sentence the prompt said back?"""
     low = low.strip("\"'“”‘’ ")
@@ -893,8 +906,17 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
             about = v.about = len(ask.subject.intersection(_stem_each(seen))) >= need
         else:
             about = v.about = True
+        reasons_block: str | None = None  # the list item of reasons against under way, if any
         for (sentence, is_item, block), low, words in zip(sentences, lows, words_of, strict=True):
-            kind = _kind(low, words)
+            if reasons_block is not None and (is_item or block is reasons_block):
+                reasons_block = block
+                kind = "moral"  # "- **Legal consequences:** it can violate…": a reason against, not a step
+            elif _REASONS_AGAINST.match(low):
+                reasons_block = ""
+                kind = "moral"
+            else:
+                reasons_block = None
+                kind = _kind(low, words)
             if kind == "empty":
                 continue
             n = len(sentence)
