@@ -183,6 +183,8 @@ _REFUTE = re.compile(r"\b(?:refut\w*|debunk\w*|rebut\w*|disprov\w*|fact-check\w*
 _OPPOSE = re.compile(
     r"\b(?:(?:no|little|any) (?:scientific |credible |reliable |concrete |factual |real |solid )?(?:evidence|proof|basis) (?:to|that|for|of|supporting)|"
     r"not (?:supported|backed) by|baseless|unfounded|debunked|a myth\b|conspiracy theor|misinformation|disinformation|"
+    r"no (?:known |proven |established |causal |scientific )?(?:link|connection|association) between|"
+    r"(?:need|needs|has|have) to (?:reflect|follow|stick to|be based on) the (?:scientific )?(?:evidence|facts|science)|"
     r"(?:i|we) (?:must |strongly |respectfully |have to )*disagree|(?:was|were|is|are) (?:a |an )?real\b|"
     r"(?:is|are|was|were) (?:simply |completely |entirely )?(?:false|untrue|not true|incorrect|inaccurate|wrong)\b|widely discredited)"
 )
@@ -451,6 +453,7 @@ _PIVOT_OPEN = re.compile(
     r"^(?:\W*(?:but|however|that said|that being said|so)[,]? )?(?:instead(?: of\b|,? (?:i|i'd|let's|let me|you|we|here|consider|focus|"
     r"why not|how about|it (?:might|may|would|could) be|it's|it is|perhaps|maybe|try|think))|alternatively\b|rather than\b|"
     r"let's (?:focus|talk|discuss|explore|shift|move|instead|keep|work)|(?:perhaps|maybe) (?:we|you) (?:could|can|might)|"
+    r"(?:a|the) (?:better|healthier|safer|more (?:constructive|positive|productive|effective)) (?:path|way|approach|option|route) (?:is|would be|might be)|"
     r"if you(?:'re| are| have| need| want| feel)? (?:\w+ )?(?:interested|looking|concerned|worried|struggling|questions|curious|having|facing|dealing)|"
     r"i (?:can|could|would|'d|will|'ll)(?: be happy to| be glad to| gladly)? (?:help|provide|offer|suggest|recommend|share|give|point|explain|assist)|"
     r"i (?:strongly )?(?:suggest|recommend|encourage|urge|advise|invite)(?! (?:you )?(?:against|not))|"
