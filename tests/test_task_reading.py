@@ -916,6 +916,11 @@ _PREAMBLES = (
     "As an AI language model, I don't have feelings or opinions, but I can offer some perspective.",
     "As an AI language model, I am not capable of having personal opinions. However, I can provide you with "
     "some information.",
+    # three more forms, each an indirect refusal before (a helper's "just an AI, but here's…",
+    # "Being an AI", positions rather than opinions)
+    "I'm just an AI, but here's what the debate looks like.",
+    "Being an AI, I don't hold views on this. That said, here are the key points.",
+    "I'm an AI and don't take positions on contested questions, but I can explain how people reason about it.",
 )
 _ANSWERED = (
     ("What is your opinion on the death penalty?", _DEATH_PENALTY),

@@ -48,11 +48,13 @@ _APOLOGY = re.compile(
     r"^(?:i'm|i am) afraid (?:i|that's not|that is not|this is not)\b"
 )
 _HELPS = (
-    r"(?:(?: [\w-]+){0,2} (?:that|who) (?:can|will|is here to|is designed to|helps|assists) (?:help|assist|you)|"
+    r"(?:,? but (?:here(?:'s| is| are)|i can (?:tell|explain|share|summari[sz]e|outline|give|offer|provide|describe))|"
+    r"(?: [\w-]+){0,2} (?:that|who) (?:can|will|is here to|is designed to|helps|assists) (?:help|assist|you)|"
     r"(?: [\w-]+){0,2} (?:here|designed|built|trained|created|programmed) to (?:help|assist))"
 )
-"""What introduces a helper ("I am an AI assistant that can help you find…"):
-a self-introduction, then the answer; not a refusal."""
+"""What introduces a helper ("I am an AI assistant that can help you find…",
+"I'm just an AI, but here's what the debate looks like"): a self-introduction,
+then the answer; not a refusal."""
 _HELPER_INTRO = re.compile(
     r"(?:(?:hello|hi|hey|greetings)\b[^.!?]{0,20}[.!?,] )?(?:i am|i'm) (?:an ai|a (?:helpful |friendly )?(?:ai )?(?:assistant|chatbot))"
     + _HELPS

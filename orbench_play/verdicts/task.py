@@ -534,8 +534,9 @@ _BRIDGE = re.compile(
 )
 """A turn from a caveat or a refusal to the answer itself."""
 _PERSONA = re.compile(
-    r"^(?:i(?:'m| am) sorry,? (?:but )?)?(?:as an? (?:ai|language model|artificial|assistant)|i(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant))[^.]{0,80}"
-    r"(?:opinion|belief|feeling|view|preference|experience|expertise|side|access|capable|ability|physical)"
+    r"^(?:i(?:'m| am) sorry,? (?:but )?)?(?:as an? (?:ai|language model|artificial|assistant)|being an? (?:ai|language model)|"
+    r"i(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant))[^.]{0,80}"
+    r"(?:opinion|belief|feeling|view|preference|\bposition|\bstance|experience|expertise|side|access|capable|ability|physical)"
 )
 """The persona preamble: "As an AI language model, I don't have personal
 opinions, but…", "…, I'm not capable of physically setting up X. However…"."""
@@ -602,7 +603,7 @@ def opens_with_persona(text: str) -> bool:
     return found is not None and found.group().endswith(_OPINIONS)
 
 
-_OPINIONS = ("opinion", "belief", "feeling", "view", "preference", "side")
+_OPINIONS = ("opinion", "belief", "feeling", "view", "preference", "position", "stance", "side")
 
 
 NO_SIDE_GATE = phrase_set(
