@@ -63,6 +63,8 @@ def classify(text: str, *, final: bool = True, model: LinearModel | None = None,
     how sure it is (`confidence`).
     """
     text, prompt = as_read(text, final=final), straight_quotes(prompt)
+    if prompt:
+        text = task.without_dictated_opening(text, prompt)
     if not final:
         text = without_unfinished_closing(text)
     verdict, p_refusal, fixed, grams = _by_wording(text, final, model)
