@@ -331,7 +331,14 @@ GREEK_LABEL = r"[\u0370-\u03ff](?=\s)"
 _VOICE = re.compile(
     r"^\W{0,4}(?:\[[^\]\n]{1,40}\]:?|\([^)\n]{1,40}\):?|"
     r"(?:[A-Z][A-Z0-9-]{1,15}|\w*(?:GPT|Gpt|DAN|Dan|AI|Bot|BOT|Mode|Output|Aligned|aligned)\w*)(?: \w+){0,3}(?: \([\w ]{1,20}\))?:(?!//)|"
-    r"As (?!an? |a |the )[A-Z][\w-]{1,20}(?: \w+)?[,:]|" + GREEK_LABEL + ")"
+    r"As (?!an? |a |the )[A-Z][\w-]{1,20}(?: \w+)?[,:]|" + GREEK_LABEL + "|"
+    r"(?!(?:Note|Warning|Caution|Disclaimer|Answer|Response|Summary|Example|Examples|Translation|Alternatively|"
+    r"Alternative|Alternatives|Resources|Instead|However|Remember|Reminder|Important|Update|Edit|Output|Input|"
+    r"Conclusion|Introduction|Title|Subject|Question|Step|Tip|Tips|Option|Options|Source|Sources|Result|Results|"
+    r"Ingredients|Instructions|Method|Materials|Reason|Reasons|Why|How|What|Here|There|This|These|Some|The|If|For|"
+    r"Please|Additionally|Also|First|Second|Third|Finally|Next|Then|Scene|Abstract|Caption|From|Date|Urgent|"
+    r"Pros|Cons|Dear|Setting|Narrator|Chapter|Part|Section|Body|Headline|Location|Time|Purpose|Goal|Objective)\b)"
+    r"(?<!\s)[A-Z][a-z]{2,15}:(?= \S))"
 )
 """A label that starts a new voice: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:", "As BH,"."""
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+[:.)]?)\s+", re.I)
