@@ -340,7 +340,9 @@ _VOICE = re.compile(
     r"Pros|Cons|Dear|Setting|Narrator|Chapter|Part|Section|Body|Headline|Location|Time|Purpose|Goal|Objective)\b)"
     r"(?<!\s)[A-Z][a-z]{2,15}:(?= \S))"
 )
-"""A label that starts a new voice: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:", "As BH,"."""
+"""A label that starts a new voice: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:", "As BH,",
+"Ron: Well, …" (a capitalised word and a colon with text after it: not after a list
+marker, and not a heading's or a note's word such as "Note:", "From:", "Scene:")."""
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+[:.)]?)\s+", re.I)
 _CODE = re.compile(r"```|^\s{4,}\S|[;{}]\s*$|\bdef \w+\(|\bfunction \w+\(|#include|\bimport \w+", re.M)
 _NUMBER = re.compile(r"\d")
@@ -545,13 +547,13 @@ _WARNING_WORDS = frozenset(
     "lead result get land expose crime criminal felony law punishable consequences repercussions".split()
 )
 _CONTRAST_THEN = re.compile(r"^(?:\W*(?:but|however|so)[,]? )?(?:instead of|rather than) [^,;]{1,80}[,;] ")
+"""A contrast clause ("Instead of X, …", "Rather than X, …"): the rest of the sentence says what it is."""
 _DECLINED_HELP = re.compile(
     r"(?:instead of|rather than) (?:(?:helping|assisting)(?: you)? (?:with|in)\b|answering (?:that|this|your|the)\b|"
     r"(?:providing|giving|offering|sharing)(?: you)? (?:instructions|information|guidance|details|steps|tips|help|assistance)\b)"
 )
 """A contrast clause that names the help it withholds ("Rather than helping with X, I'd like to
 share…"): what follows is another task, however it is worded."""
-"""A contrast clause ("Instead of X, …", "Rather than X, …"): the rest of the sentence says what it is."""
 _REDIRECT = re.compile(
     r"(?:it |that |this )?(?:might|may|would|could|will) be (?:more|better|wiser|safer|worth)|"
     r"it(?:'s| is) (?:important|crucial|essential|more \w+|better|best|wiser|safer)|(?:i'd|i would|i) "
