@@ -587,10 +587,14 @@ _BRIDGE = re.compile(
     r"(?:to|one way to|the best way to|the easiest way to) \w+)"
 )
 """A turn from a caveat or a refusal to the answer itself."""
+_OPINIONS = ("opinion", "belief", "feeling", "view", "preference", "position", "stance", "side")
+"""What an AI persona says it has none of before it answers anyway (`opens_with_persona`);
+"position" and "stance" as whole words (inside "assistance" the first is no stance)."""
 _PERSONA = re.compile(
     r"^(?:i(?:'m| am) sorry,? (?:but )?)?(?:as an? (?:ai|language model|artificial|assistant)|being an? (?:ai|language model)|"
-    r"i(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant))[^.]{0,80}"
-    r"(?:opinion|belief|feeling|view|preference|\bposition|\bstance|experience|expertise|side|access|capable|ability|physical)"
+    r"i(?:'m| am) (?:just |only )?an? (?:ai|language model|assistant))[^.]{0,80}(?:"
+    + "|".join(rf"\b{w}" if w in ("position", "stance") else w for w in _OPINIONS)
+    + r"|experience|expertise|access|capable|ability|physical)"
 )
 """The persona preamble: "As an AI language model, I don't have personal
 opinions, but…", "…, I'm not capable of physically setting up X. However…"."""
@@ -655,9 +659,6 @@ def opens_with_persona(text: str) -> bool:
     model, I don't have personal opinions…")? What follows it may be the answer."""
     found = _PERSONA.match(text[:200].lstrip().lower())
     return found is not None and found.group().endswith(_OPINIONS)
-
-
-_OPINIONS = ("opinion", "belief", "feeling", "view", "preference", "position", "stance", "side")
 
 
 NO_SIDE_GATE = phrase_set(
