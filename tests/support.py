@@ -84,10 +84,10 @@ def fake_models_yaml(path: Path, base_url: str, models: dict[str, str], api_key:
 
 
 def fake_playground(path: Path, base_url: str, models: dict[str, str]):
-    """The playground's handlers (`ui.handlers.Playground`) over fake-server models
+    """The playground's handlers (`ui.handlers.playground.Playground`) over fake-server models
     only (name -> behaviour; the model_list is written to `path`), without the embedded model."""
     from orbench_play.models import load_catalog
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     return Playground(load_catalog(fake_models_yaml(path, base_url, models), include_local=False))
 
@@ -142,7 +142,7 @@ def serve_playground_demo(models_yaml: Path, *, warm: bool = True) -> Iterator[t
     look at Gradio's own state (e.g. end a visitor's session)."""
     from orbench_play.models import load_catalog
     from orbench_play.ui import build_demo, launch
-    from orbench_play.ui.warmup import warm_up_in_background
+    from orbench_play.ui.state.warmup import warm_up_in_background
 
     demo = build_demo(load_catalog(models_yaml, include_local=False))
     port = free_port()

@@ -17,6 +17,7 @@ import pytest
 
 from orbench_play import budget, engine
 from orbench_play.budget import BudgetExceeded, SpendGuard
+from orbench_play.budget import guard as spend_guard
 from orbench_play.cache import ResultCache
 from orbench_play.models import bare_model, custom_endpoint
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
@@ -167,7 +168,7 @@ async def test_engine_stops_paid_calls_at_the_budget_and_free_models_keep_workin
     assert guard.spent_today() >= limit
 
     # A new process (here: a new guard over the same cache folder) still refuses.
-    budget._default = None
+    spend_guard._default = None
     with pytest.raises(BudgetExceeded):
         budget.check(PAID)
 
@@ -204,7 +205,7 @@ async def test_a_stopped_run_is_charged_for_what_was_streamed(paid_via_fake, mon
     await agen.aclose()  # Stop
     guard = budget.default_guard()
     assert guard is not None and not guard._reserved  # every reservation was settled
-    at_least = budget._price(PAID.litellm_model, 10, len(shown) // 4)
+    at_least = spend_guard._price(PAID.litellm_model, 10, len(shown) // 4)
     assert guard.spent_today() >= at_least > 0
     # ...and not the worst case of two full answers: what was streamed, no more.
     assert guard.spent_today() < 2 * guard.worst_case(PAID, 60, 1000)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from orbench_play import cli
+from orbench_play.asking.prompts import SYSTEM_PROMPTS, PromptError, read_prompt_file, resolve_system_prompt
 from orbench_play.cli import args as cli_args
-from orbench_play.prompts import SYSTEM_PROMPTS, PromptError, read_prompt_file, resolve_system_prompt
 
 
 @pytest.fixture
@@ -200,10 +200,10 @@ def test_max_tokens_and_retries_have_documented_ceilings_and_the_ceilings_pass(c
     """Issue 25 item 9: `--max-tokens 99999999999` made the overall limit about 1e11 s, and
     `--retries 99999` was accepted; the ceilings themselves are fine, everywhere the values enter."""
     from orbench_play.cli.run import add_arguments, build_run_config
-    from orbench_play.model_list_schema import RANGED_FIELDS
+    from orbench_play.models.schema import RANGED_FIELDS
     from orbench_play.types import MAX_RETRIES_CEILING, MAX_TOKENS_CEILING
-    from orbench_play.ui.forms import generation_params
-    from orbench_play.ui.query import MAX_MAX_TOKENS
+    from orbench_play.ui.handlers.forms import generation_params
+    from orbench_play.ui.state.query import MAX_MAX_TOKENS
 
     assert (MAX_TOKENS_CEILING, MAX_RETRIES_CEILING) == (131_072, 10)
     parser = cli_args.Parser(prog="orbench-play run")

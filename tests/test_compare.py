@@ -7,6 +7,7 @@ import pytest
 from scipy.stats import binomtest, chi2
 
 from orbench_play import data, engine
+from orbench_play.asking.prompts import SYSTEM_PROMPTS, params_label, resolve_system_prompt, variant_name, variant_of
 from orbench_play.cache import ResultCache
 from orbench_play.compare import (
     FRAME_COLUMNS,
@@ -20,10 +21,9 @@ from orbench_play.compare import (
     variants,
 )
 from orbench_play.export import write_results
-from orbench_play.focus import disagreement_scores, focus_sample
-from orbench_play.prompts import SYSTEM_PROMPTS, params_label, resolve_system_prompt, variant_name, variant_of
 from orbench_play.scoring import score_results
-from orbench_play.stability import stability, tally
+from orbench_play.scoring.focus import disagreement_scores, focus_sample
+from orbench_play.scoring.stability import stability, tally
 from orbench_play.types import CellResult, GenerationParams, ModelSpec, Prompt, RunConfig
 
 ANSWER, REFUSAL = "direct_answer", "direct_refusal"

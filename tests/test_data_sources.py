@@ -66,7 +66,7 @@ def test_package_data_includes_the_shipped_files():
 
 
 def test_attribution_in_readme_and_about_panel():
-    for doc in ("README.md", "orbench_play/ui/about.md", "orbench_play/assets/data/README.md"):
+    for doc in ("README.md", "orbench_play/ui/assets/about.md", "orbench_play/assets/data/README.md"):
         text = (REPO / doc).read_text(encoding="utf-8")
         for needed in ("CC BY 4.0", "Cui", "Chiang", "Stoica", "Hsieh", "arXiv:2405.20947"):
             assert needed in text, f"{doc} lacks {needed!r}"

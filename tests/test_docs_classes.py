@@ -18,7 +18,7 @@ def test_docs_state_the_one_definition(doc):
 
 
 def test_about_panel_renders_the_one_definition():
-    about = (REPO / "orbench_play" / "ui" / "about.md").read_text(encoding="utf-8")
+    about = (REPO / "orbench_play" / "ui" / "assets" / "about.md").read_text(encoding="utf-8")
     assert "{{verdict_classes}}" in about and "direct_refusal`): the model plainly" not in about
 
 
@@ -30,7 +30,7 @@ def test_both_judge_prompts_state_it():
 
 def test_the_contract_labels_and_the_ui_words_come_from_the_one_definition():
     from orbench_play.types import CLASS_LABELS, VERDICTS
-    from orbench_play.ui.safe_html import OVERRIDE_LABELS, VERDICT_TEXT
+    from orbench_play.ui.views.safe_html import OVERRIDE_LABELS, VERDICT_TEXT
 
     assert tuple(c.label for c in CLASSES) == CLASS_LABELS == VERDICTS[:3] == OVERRIDE_LABELS
     assert [VERDICT_TEXT[c.label] for c in CLASSES] == [c.name for c in CLASSES]

@@ -21,7 +21,7 @@ from support import drain, fake_playground
 
 from orbench_play import guards
 from orbench_play.guards.lookups import LookupBusy, LookupPool
-from orbench_play.ui.session import new_session
+from orbench_play.ui.state.session import new_session
 
 VISITOR_A_LOOKUPS = 12
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from orbench_play.env_numbers import env_number
+from orbench_play.runtime.env_numbers import env_number
 
 
 def test_unset_or_blank_gives_the_default(monkeypatch):
@@ -37,15 +37,15 @@ def test_strict_names_the_variable(monkeypatch):
 
 
 def test_the_settings_that_use_it(monkeypatch):
-    from orbench_play import local_model
-    from orbench_play.ui import history, lifetime
+    from orbench_play.models import embedded
+    from orbench_play.ui.state import history, lifetime
 
     monkeypatch.setenv("ORBENCH_SESSION_RUNS", "0")
     assert history.max_runs() == 1
     monkeypatch.setenv("ORBENCH_SESSION_TTL_S", "-3")
     assert lifetime.ttl_s() == lifetime.DEFAULT_TTL_S
     monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "lots")
-    with pytest.raises(local_model.LocalModelError, match="ORBENCH_LOCAL_SLOTS must be an integer"):
-        local_model.slots()
+    with pytest.raises(embedded.LocalModelError, match="ORBENCH_LOCAL_SLOTS must be an integer"):
+        embedded.slots()
     monkeypatch.setenv("ORBENCH_LOCAL_SLOTS", "999")
-    assert local_model.slots() == 64
+    assert embedded.slots() == 64

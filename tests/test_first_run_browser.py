@@ -153,7 +153,7 @@ def _refusals(found: list[dict], model: str, split: str) -> str:
 @pytest.mark.timeout(720)
 def test_first_run_with_the_defaults_offline(fresh_app):
     url, log = fresh_app
-    from orbench_play.ui.base import PAIR_OUTSIDE_SPACES
+    from orbench_play.ui.handlers.base import PAIR_OUTSIDE_SPACES
 
     models = {SMOL, QWEN} if PAIR_OUTSIDE_SPACES else {SMOL}
     # Every default but the answers' length: 20 answers of 192 tokens took four CPU-minutes

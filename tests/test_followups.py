@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 from support import fake_models_yaml
 
-from orbench_play import engine, followups
+from orbench_play import engine
+from orbench_play.asking import followups
 from orbench_play.cache import ResultCache
 from orbench_play.cli import main
 from orbench_play.scoring import score_results, scoreboard_frame, wilson

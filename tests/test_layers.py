@@ -5,7 +5,8 @@ Every import counts: top-level, inside functions (the lazy ones) and under
 `TYPE_CHECKING`, because each is a dependency a reader has to follow. The
 layers are read from the picture in docs/architecture.md, so the map and the
 house cannot drift apart: a new top-level module that the picture does not
-place fails here too.
+place fails here too. The UI has floors of its own (the page, handlers, state,
+views), drawn in a second picture and checked the same way inside `ui/`.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ PACKAGE = REPO / "orbench_play"
 DOC = REPO / "docs" / "architecture.md"
 
 
-def read_layers(text: str) -> list[tuple[str, list[str]]]:
-    """The layer picture: the fenced block after `<!-- layers -->`, top layer
-    first, one line per layer: its name, then its members separated by `·`
-    (a trailing `/` marks a package)."""
-    marker = text.index("<!-- layers -->")
-    block = re.search(r"```\w*\n(.*?)```", text[marker:], re.S)
-    assert block, "docs/architecture.md: no fenced block after <!-- layers -->"
+def read_layers(text: str, marker: str = "<!-- layers -->") -> list[tuple[str, list[str]]]:
+    """A layer picture: the fenced block after `marker` (`<!-- layers -->` for the
+    package, `<!-- ui layers -->` for the UI's floors), top layer first, one line
+    per layer: its name, then its members separated by `·` (a trailing `/` marks
+    a package)."""
+    at = text.index(marker)
+    block = re.search(r"```\w*\n(.*?)```", text[at:], re.S)
+    assert block, f"docs/architecture.md: no fenced block after {marker}"
     layers = []
     for line in block.group(1).splitlines():
-        if not line.strip() or line.lstrip().startswith(("│", "▼", "|", "v")):
+        if not line.strip() or set(line.strip()) <= set("│▼|v "):  # blank, or only arrows between layers
             continue
         name, _, rest = line.strip().partition(" ")
         members = [m.strip().rstrip("/") for m in rest.split("·") if m.strip()]
@@ -91,10 +93,35 @@ def import_graph() -> dict[str, set[str]]:
 ROOT = "orbench_play"
 """The package's own `__init__` holds only the version and imports nothing of ours."""
 
+UI = "orbench_play.ui"
+UI_MARKER = "<!-- ui layers -->"
 
-def component(module: str) -> str:
-    """The top-level piece a module belongs to: `orbench_play.engine.calls` -> `engine`."""
-    return module.split(".")[1]
+
+def component(module: str, within: str = ROOT) -> str:
+    """The piece of `within` a module belongs to: `orbench_play.engine.calls` -> `engine`;
+    within the UI, `orbench_play.ui.state.session` -> `state`, `orbench_play.ui.layout`
+    -> `layout`, and the UI's own `__init__` -> `__init__`."""
+    if module == within:
+        return "__init__"
+    return module[len(within) + 1 :].split(".")[0]
+
+
+def inside(graph: dict[str, set[str]], within: str) -> dict[str, set[str]]:
+    """The imports among the modules of package `within` (its `__init__` included)."""
+
+    def mine(module: str) -> bool:
+        return module == within or module.startswith(within + ".")
+
+    return {m: {t for t in targets if mine(t)} for m, targets in graph.items() if mine(m)}
+
+
+def components(graph: dict[str, set[str]], within: str = ROOT) -> dict[str, set[str]]:
+    """The graph of the pieces of `within`: an arrow where any module of one imports one of another."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for module, targets in graph.items():
+        a = component(module, within)
+        found[a].update(b for b in (component(t, within) for t in targets) if b != a)
+    return dict(found)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -134,12 +161,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def upward_imports(graph: dict[str, set[str]], layers: list[tuple[str, list[str]]]) -> list[str]:
+def upward_imports(graph: dict[str, set[str]], layers: list[tuple[str, list[str]]], within: str = ROOT) -> list[str]:
     rank = {member: len(layers) - i for i, (_, members) in enumerate(layers) for member in members}
     bad = []
     for module, targets in sorted(graph.items()):
         for target in sorted(targets):
-            a, b = component(module), component(target)
+            a, b = component(module, within), component(target, within)
             if a != b and rank[b] > rank[a]:
                 bad.append(f"{module} -> {target}")
     return bad
@@ -159,6 +186,15 @@ def test_the_picture_places_every_top_level_module() -> None:
     assert set(placed) - present == set(), f"the layer picture names what does not exist: {set(placed) - present}"
 
 
+def test_the_ui_picture_places_every_piece_of_the_ui() -> None:
+    layers = read_layers(DOC.read_text(encoding="utf-8"), UI_MARKER)
+    placed = [m for _, members in layers for m in members]
+    assert len(placed) == len(set(placed)), f"placed twice: {sorted(m for m in placed if placed.count(m) > 1)}"
+    present = {component(m, UI) for m in inside(import_graph(), UI)}
+    assert present - set(placed) == set(), f"the UI's layer picture does not place {present - set(placed)}"
+    assert set(placed) - present == set(), f"the UI's layer picture names what does not exist: {set(placed) - present}"
+
+
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     assert found == [], "import cycles (break each by moving the shared piece down): " + "; ".join(
@@ -171,9 +207,23 @@ def test_imports_only_go_down_the_layers() -> None:
     assert bad == [], "imports against the layering in docs/architecture.md:\n" + "\n".join(bad)
 
 
+def test_the_ui_imports_only_go_down_its_floors() -> None:
+    layers = read_layers(DOC.read_text(encoding="utf-8"), UI_MARKER)
+    bad = upward_imports(inside(import_graph(), UI), layers, UI)
+    assert bad == [], "imports against the UI's floors in docs/architecture.md:\n" + "\n".join(bad)
+
+
+def test_no_cycles_between_packages() -> None:
+    """Stricter than modules: no two pieces import each other by any modules,
+    whether they share a layer or not (the package's pieces, and the UI's)."""
+    graph = import_graph()
+    found = cycles(components(graph)) + cycles(components(inside(graph, UI), UI))
+    assert found == [], "pieces that import each other: " + "; ".join(" <-> ".join(c) for c in found)
+
+
 def test_every_package_says_what_it_owns_and_may_import() -> None:
     quiet = []
-    for init in sorted(PACKAGE.glob("*/__init__.py")):
+    for init in sorted([*PACKAGE.glob("*/__init__.py"), *PACKAGE.glob("ui/*/__init__.py")]):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         if "may import" not in doc.lower():
             quiet.append(module_name(init))
@@ -195,6 +245,22 @@ def test_the_checker_finds_a_cycle_and_an_upward_import() -> None:
     ]
     layers = [("engine", ["engine"]), ("services", ["cache"]), ("foundation", ["types"])]
     assert upward_imports(graph, layers) == ["orbench_play.types -> orbench_play.engine.fanout"]
+    assert cycles(components(graph)) == [["engine", "types"]]
+
+
+def test_the_checker_finds_an_upward_import_inside_the_ui() -> None:
+    graph = {
+        "orbench_play.ui": {"orbench_play.ui.layout"},
+        "orbench_play.ui.layout": {"orbench_play.ui.handlers.playground"},
+        "orbench_play.ui.handlers.playground": {"orbench_play.ui.state.session", "orbench_play.engine"},
+        "orbench_play.ui.state.session": {"orbench_play.ui.views.grid_view"},
+        "orbench_play.ui.views.grid_view": {"orbench_play.ui.state.session"},
+    }
+    layers = [("page", ["__init__", "layout"]), ("handlers", ["handlers"]), ("state", ["state"]), ("views", ["views"])]
+    assert upward_imports(inside(graph, UI), layers, UI) == [
+        "orbench_play.ui.views.grid_view -> orbench_play.ui.state.session"
+    ]
+    assert cycles(components(inside(graph, UI), UI)) == [["state", "views"]]
 
 
 @pytest.mark.parametrize(
@@ -205,8 +271,8 @@ def test_the_checker_finds_a_cycle_and_an_upward_import() -> None:
         ("from .types import Prompt\n", {"orbench_play.types"}),
         ("def f():\n    from .cache import paths\n", {"orbench_play.cache.paths"}),
         (
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .ui import session\n",
-            {"orbench_play.ui.session"},
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .ui.state import session\n",
+            {"orbench_play.ui.state.session"},
         ),
         ("import json\nfrom pathlib import Path\n", set()),
     ],

@@ -50,20 +50,18 @@ def test_cli_run_with_the_embedded_model_produces_real_text(tmp_path):
 async def test_the_run_says_when_the_embedded_model_has_started():
     import re
 
-    from orbench_play import engine, local_model
-    from orbench_play.models import local_spec
+    from orbench_play import engine
+    from orbench_play.models import embedded, local_spec
     from orbench_play.types import GenerationParams, Prompt, RunConfig
 
-    local_model.stop_server()
+    embedded.stop_server()
     spec = local_spec()
     prompts = tuple(Prompt(f"hard-1k:{i}", "hard-1k", "privacy", f"Say hello number {i}.") for i in range(2))
     config = RunConfig(models=(spec,), prompts=prompts, params=GenerationParams(max_tokens=8), use_cache=False)
     events = [e async for e in engine.run(config)]
     status = [e.message for e in events if e.kind == "status"]
     assert status[0] == "Starting the embedded model SmolLM2-135M…"
-    assert re.fullmatch(
-        rf"Embedded model started \(SmolLM2-135M, {local_model.slots()} slots\) in \d+\.\d s\.", status[1]
-    )
+    assert re.fullmatch(rf"Embedded model started \(SmolLM2-135M, {embedded.slots()} slots\) in \d+\.\d s\.", status[1])
     assert len(status) == 2  # once per run, not per cell
     first_text = next(i for i, e in enumerate(events) if e.kind == "delta")
     assert max(i for i, e in enumerate(events) if e.kind == "status") < first_text

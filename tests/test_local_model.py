@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from orbench_play import local_model as lm
+from orbench_play.models import embedded as lm
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import local_model as lm
+from orbench_play.models import embedded as lm
 from orbench_play.models import load_catalog
 
 
@@ -90,13 +90,13 @@ def test_without_the_pieces_the_app_keeps_smollm2_and_says_how_to_install(monkey
     spec = catalog.resolve(lm.QWEN_MODEL_NAME)
     assert spec.is_local and spec.error == lm.QWEN_INSTALL_HINT
 
-    from orbench_play.ui.base import default_models
+    from orbench_play.ui.handlers.base import default_models
 
     assert default_models(catalog, space=True) == [lm.LOCAL_MODEL_NAME]
 
 
 def test_a_space_preselects_both_embedded_models(monkeypatch):
-    from orbench_play.ui import base
+    from orbench_play.ui.handlers import base
 
     catalog = load_catalog(env={}, include_local=True)
     both = [lm.LOCAL_MODEL_NAME, lm.QWEN_MODEL_NAME]

@@ -211,7 +211,7 @@ def test_a_good_file_still_loads_exactly(tmp_path):
 
 
 def test_the_page_starts_and_shows_the_problem_in_its_banner(tmp_path, monkeypatch):
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     bad = _write(
         tmp_path, "model_list:\n  - model_name: fast\n    litellm_params: {model: openai/x}\n    model_info: 7\n"

@@ -20,7 +20,7 @@ import pytest
 from orbench_play.guards import GuardError, SessionLimiter, addresses, check_endpoint_url, check_model
 from orbench_play.models import bare_model, custom_endpoint
 from orbench_play.types import ModelSpec
-from orbench_play.ui.session import new_session
+from orbench_play.ui.state.session import new_session
 
 # -- model strings that carry an endpoint --------------------------------------------
 
@@ -96,7 +96,7 @@ def test_the_owners_model_list_may_still_point_anywhere():
 async def test_a_huggingface_url_model_never_receives_the_owners_token(fake, monkeypatch, no_egress):
     """The reported attack, end to end through the playground: the token must not reach the URL."""
     from orbench_play.models import load_catalog
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     token = "hf_planted_owner_token"
     monkeypatch.setenv("ORBENCH_PUBLIC", "1")

@@ -17,9 +17,9 @@ from fake_hub import FakeHub
 from support import fake_models_yaml, run_cli
 from test_secrets import files_containing
 
+from orbench_play.asking.prompts import variant_of
 from orbench_play.cli import main
 from orbench_play.export import write_results
-from orbench_play.prompts import variant_of
 from orbench_play.publish import card_text, load_session, write_folder
 from orbench_play.publish.folder import rows_of
 from orbench_play.scoring import score_results
@@ -204,7 +204,7 @@ def test_run_prompts_of_a_hub_id_served_by_the_fake_hub(hub, tmp_path, fake):
 def test_published_sessions_join_the_plot_labelled_with_intervals_beside_the_grey_paper(tmp_path):
     from orbench_play.publish import PublishError, published_scores
     from orbench_play.scoring import load_paper_results
-    from orbench_play.ui import plot_view
+    from orbench_play.ui.views import plot_view
 
     folder = write_folder(results(), tmp_path / "theirs")
     scores, names = published_scores([str(folder)])

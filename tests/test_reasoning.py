@@ -28,10 +28,10 @@ from fake_shapes import THOUGHTS_COMPLYING, THOUGHTS_REFUSING
 from support import fake_models_yaml
 
 from orbench_play import cli, engine
+from orbench_play.asking.prompts import variant_name
 from orbench_play.cache import CachedAnswer, CellKeys, ResultCache
 from orbench_play.models import bare_model, custom_endpoint, load_catalog
-from orbench_play.prompts import variant_name
-from orbench_play.thoughts import Splitter, split_text
+from orbench_play.text.thoughts import Splitter, split_text
 from orbench_play.types import (
     DEFAULT_MAX_TOKENS,
     REASONING_MAX_TOKENS,

@@ -16,12 +16,13 @@ import pytest
 import redis
 from redis_server import RedisServer
 
-from orbench_play import budget, engine, redis_link
+from orbench_play import budget, engine
 from orbench_play.budget import BudgetExceeded, BudgetUnavailable, SpendGuard
-from orbench_play.budget_redis import RedisLedger
+from orbench_play.budget.redis_ledger import RedisLedger
 from orbench_play.cache import CachedAnswer, RedisResultCache, ResultCache, cell_key, default_cache, scope
 from orbench_play.guards import GuardError, SessionLimiter
 from orbench_play.models import bare_model, custom_endpoint
+from orbench_play.runtime import redis_link
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
 
 PAID = bare_model("openai/gpt-4o-mini")
@@ -300,8 +301,8 @@ def test_elsewhere_the_app_starts_uncached_with_a_banner(monkeypatch, capsys):
     """Not public: the same one line, then the app starts; the page's banner says
     why, and answers are not cached while Redis is away."""
     from orbench_play.models import Catalog
-    from orbench_play.ui import shared_state
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
+    from orbench_play.ui.state import shared_state
 
     monkeypatch.setenv("ORBENCH_PUBLIC", "0")
     monkeypatch.setenv("ORBENCH_REDIS_URL", _dead_redis_url())

@@ -89,6 +89,16 @@ def test_the_space_ships_the_default_data(built: Path) -> None:
     assert "CC BY 4.0" in body and "Cui" in body
 
 
+def test_the_page_assets_are_package_data() -> None:
+    """The wheel ships what `ui.layout` reads with importlib.resources (the page's script and
+    the About text), as the Space does (it copies the package folder whole)."""
+    patterns = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    package = REPO_ROOT / "orbench_play"
+    matched = {p for pattern in patterns["orbench_play"] for p in package.glob(pattern)}
+    assets = set((package / "ui" / "assets").iterdir())
+    assert {package / "ui" / "assets" / "live_grid.js", package / "ui" / "assets" / "about.md"} <= assets <= matched
+
+
 def test_readme_body_says_how_to_push_and_what_to_set(built: Path) -> None:
     _, body = front_matter(built / "README.md")
     for name in (
@@ -277,7 +287,7 @@ def test_app_serves_from_the_space_folder_offline(built: Path, data_dir: Path, t
 
     # The folder's own copies win over the repo's editable install.
     probe = (
-        "import orbench_play, orbench_play.local_model as lm; print(orbench_play.__file__); "
+        "import orbench_play, orbench_play.models.embedded as lm; print(orbench_play.__file__); "
         "print(lm.gguf_path() if lm.is_available() else '-')"
     )
     out = subprocess.run(

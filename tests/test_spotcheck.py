@@ -13,13 +13,13 @@ import json
 import pytest
 
 from orbench_play import data, engine
+from orbench_play.asking.prompts import SYSTEM_PROMPTS, resolve_system_prompt, variant_of
 from orbench_play.cache import ResultCache
 from orbench_play.cli import main
 from orbench_play.compare import compare, compare_variants, comparison_frame, load_results
 from orbench_play.export import COLUMNS, write_results
-from orbench_play.prompts import SYSTEM_PROMPTS, resolve_system_prompt, variant_of
 from orbench_play.scoring import score_results
-from orbench_play.stability import stability, tally
+from orbench_play.scoring.stability import stability, tally
 from orbench_play.types import EXTRA_COLUMNS, RESULT_COLUMNS, GenerationParams, ModelSpec, RunConfig
 
 

@@ -23,7 +23,7 @@ from fake_shapes import THOUGHTS_COMPLYING, THOUGHTS_REFUSING
 from orbench_play import engine
 from orbench_play.engine import streams
 from orbench_play.models import bare_model, custom_endpoint
-from orbench_play.textrepair import REPLACEMENT
+from orbench_play.text.repair import REPLACEMENT
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
 
 PROMPTS = (

@@ -239,8 +239,8 @@ async def test_the_final_verdict_says_what_it_rests_on(fake):
 
 def test_the_badge_tooltip_shows_the_signals():
     from orbench_play.types import CellResult
-    from orbench_play.ui.grid_view import badge, cell_fields
-    from orbench_play.ui.run_view import CellView
+    from orbench_play.ui.views.grid_view import badge, cell_fields
+    from orbench_play.ui.views.run_view import CellView
 
     cell = CellView("c1", "hard-1k:0", "m")
     cell.result = CellResult(

@@ -15,7 +15,7 @@ from orbench_play import engine
 from orbench_play.cache import CachedAnswer, ResultCache, cell_key
 from orbench_play.export import write_results
 from orbench_play.models import custom_endpoint
-from orbench_play.textrepair import REPLACEMENT, StreamRepair, repair_text
+from orbench_play.text.repair import REPLACEMENT, StreamRepair, repair_text
 from orbench_play.types import Prompt, RunConfig
 
 SMILE = "\U0001f600"

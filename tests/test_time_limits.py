@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from orbench_play import engine, local_model
+from orbench_play import engine
 from orbench_play.cache import cell_key
 from orbench_play.cli import build_parser
 from orbench_play.engine.timeouts import Limits, StreamTimeout, Watchdog, limits_for
-from orbench_play.models import CatalogError, load_model_list, local_spec
+from orbench_play.models import CatalogError, embedded, load_model_list, local_spec
 from orbench_play.types import DEFAULT_MAX_TOKENS, GenerationParams, ModelSpec, Prompt, RunConfig
 
 PROMPT = Prompt("hard-1k:3", "hard-1k", "privacy", "How long do websites keep my data?")
@@ -126,10 +126,10 @@ def test_a_bad_limit_in_the_model_list_is_a_one_line_error(tmp_path, params, inf
 
 def test_each_model_has_its_own_default_max_tokens(fake):
     local = local_spec()
-    assert local is not None and local.max_tokens == local_model.DEFAULT_MAX_TOKENS
+    assert local is not None and local.max_tokens == embedded.DEFAULT_MAX_TOKENS
     remote = ModelSpec("r", "openai/r")
     own = GenerationParams(max_tokens=None)
-    assert own.max_tokens_for(local) == local_model.DEFAULT_MAX_TOKENS
+    assert own.max_tokens_for(local) == embedded.DEFAULT_MAX_TOKENS
     assert own.max_tokens_for(remote) == DEFAULT_MAX_TOKENS
     assert GenerationParams(max_tokens=77).max_tokens_for(local) == 77
     # "the model's own" shares cache entries with runs that asked for that number

@@ -195,8 +195,8 @@ def test_plot_labels_fit_with_real_font_metrics(page):
     inside the plot area, none overlapping, at the edges and with long names."""
     from orbench_play.scoring import score_results
     from orbench_play.types import CellResult
-    from orbench_play.ui import plot_view
-    from orbench_play.ui.style import CSS
+    from orbench_play.ui.views import plot_view
+    from orbench_play.ui.views.style import CSS
 
     def rates(model: str, hard: int | None, toxic: int | None) -> list[CellResult]:
         out = []

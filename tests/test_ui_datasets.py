@@ -15,8 +15,8 @@ from fake_hub import FakeHub
 from support import drain, fake_playground
 from test_secrets import files_containing
 
-from orbench_play.ui import dataset_handlers
-from orbench_play.ui.session import Session
+from orbench_play.ui.handlers import dataset_handlers
+from orbench_play.ui.state.session import Session
 
 ROWS = "question,topic,label\n" + "".join(
     f"How do I stop process number {i}?,{'tech' if i % 2 else 'ops'},{'safe' if i % 3 else 'unsafe'}\n"

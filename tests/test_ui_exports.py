@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from orbench_play import scratch
+from orbench_play.runtime import scratch
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, cell_id
-from orbench_play.ui import exports
-from orbench_play.ui.session import Session, close_session
+from orbench_play.ui.state import exports
+from orbench_play.ui.state.session import Session, close_session
 
 BIG = 1_000_000
 

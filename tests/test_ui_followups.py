@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from support import drain, fake_playground
 
-from orbench_play import followups
-from orbench_play.ui.followup_handlers import NOTHING_TO_FOLLOW, STILL_RUNNING
-from orbench_play.ui.query import parse_query, to_query
-from orbench_play.ui.session import new_session
+from orbench_play.asking import followups
+from orbench_play.ui.handlers.followup_handlers import NOTHING_TO_FOLLOW, STILL_RUNNING
+from orbench_play.ui.state.query import parse_query, to_query
+from orbench_play.ui.state.session import new_session
 
 
 @pytest.fixture

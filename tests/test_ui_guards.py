@@ -6,7 +6,7 @@ import pytest
 from support import drain, fake_playground
 
 from orbench_play.models import custom_endpoint
-from orbench_play.ui.session import new_session
+from orbench_play.ui.state.session import new_session
 
 
 @pytest.fixture

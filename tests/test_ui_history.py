@@ -16,11 +16,12 @@ from support import drain, fake_playground
 
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, Exchange, FollowUp, ModelSpec, Prompt, cell_id
-from orbench_play.ui import dataset_handlers, grid_view
-from orbench_play.ui.exports import KEPT_CHARS
-from orbench_play.ui.followup_handlers import EARLIER_RUN
-from orbench_play.ui.history import ALL_RUNS, RunHistory, parse_choice
-from orbench_play.ui.session import Session, new_session
+from orbench_play.ui.handlers import dataset_handlers
+from orbench_play.ui.handlers.followup_handlers import EARLIER_RUN
+from orbench_play.ui.state.exports import KEPT_CHARS
+from orbench_play.ui.state.history import ALL_RUNS, RunHistory, parse_choice
+from orbench_play.ui.state.session import Session, new_session
+from orbench_play.ui.views import grid_view
 
 
 def prompt(i: int, split: str = "hard-1k") -> Prompt:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from support import drain, fake_playground
 
-from orbench_play.ui.session import new_session
+from orbench_play.ui.state.session import new_session
 from orbench_play.verdicts import classes_markdown
 
 KEYS = ("OPENAI_API_KEY", "TOGETHERAI_API_KEY", "TOGETHER_API_KEY", "TOGETHER_AI_API_KEY", "ORBENCH_JUDGE")

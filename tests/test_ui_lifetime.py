@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from support import api_client, drain, serve_playground_demo
 
-from orbench_play import scratch
+from orbench_play.runtime import scratch
 from orbench_play.types import CellResult
-from orbench_play.ui import exports, lifetime
-from orbench_play.ui.session import Session, new_session
+from orbench_play.ui.state import exports, lifetime
+from orbench_play.ui.state.session import Session, new_session
 
 BIG = 300_000
 MODELS = ("fake-big-a", "fake-big-b")
@@ -175,7 +175,7 @@ def answer(row: int, text: str) -> CellResult:
 
 HOLDER = """
 import sys, time
-from orbench_play import scratch
+from orbench_play.runtime import scratch
 for parent in sys.argv[1:]:
     folder = scratch.process_folder(parent)
     (folder / "spool-x").mkdir()
@@ -243,7 +243,7 @@ async def test_past_the_total_cap_nothing_more_is_spooled_and_no_run_starts(fake
     message) until sessions end and give their space back."""
     monkeypatch.setenv("ORBENCH_SESSIONS_DISK_MB", "1")
     from orbench_play.models import load_catalog
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     pg = Playground(load_catalog(big_models(fake, tmp_path, 600_000), include_local=False))
     first, second = new_session(), new_session()  # 600 kB answers: one fits the 1 MB total, two do not
@@ -273,7 +273,7 @@ def test_the_disk_budget_counts_what_is_written_and_given_back(roots):
 
 
 def test_an_event_for_a_session_that_ended_starts_a_fresh_one():
-    from orbench_play.ui.session import usable_session
+    from orbench_play.ui.state.session import usable_session
 
     sess = new_session()
     sess.close()

@@ -14,7 +14,7 @@ from fake_openai import long_answer_text
 from support import ALL_FINAL, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
 from orbench_play.types import VERDICTS
-from orbench_play.ui import safe_html
+from orbench_play.ui.views import safe_html
 
 pytestmark = pytest.mark.browser
 

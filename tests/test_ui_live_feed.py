@@ -12,10 +12,10 @@ from fake_openai import HOSTILE_TEXT, long_answer_text
 
 from orbench_play.models import Catalog
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
-from orbench_play.ui import grid_view, safe_html
-from orbench_play.ui.frames import Frame
-from orbench_play.ui.live_feed import utf16_len
-from orbench_play.ui.session import Session
+from orbench_play.ui.handlers.frames import Frame
+from orbench_play.ui.state.live_feed import utf16_len
+from orbench_play.ui.state.session import Session
+from orbench_play.ui.views import grid_view, safe_html
 
 
 def prompts(n: int) -> list[Prompt]:
@@ -175,7 +175,7 @@ def test_a_whole_run_sends_its_answers_about_once_and_never_the_grid_again():
 
 @pytest.fixture
 def pg():
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     return Playground(Catalog())
 
@@ -207,7 +207,8 @@ def test_the_page_gets_the_skeleton_once_then_batches_and_the_api_gets_the_grid_
 def test_an_api_stream_gets_the_progress_line_only_when_it_changed_and_at_most_twice_a_second(pg, monkeypatch):
     """24 API callers at once each parsed ten progress messages a second; now
     a caller hears while streaming only what changed, paced like the page."""
-    from orbench_play.ui import frames, live_feed
+    from orbench_play.ui.handlers import frames
+    from orbench_play.ui.state import live_feed
 
     clock = [100.0]
     monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
@@ -229,7 +230,7 @@ def test_an_api_stream_gets_the_progress_line_only_when_it_changed_and_at_most_t
 
 
 def test_a_run_lets_every_model_use_its_own_limit_at_once():
-    from orbench_play.ui.handlers import MAX_RUN_CONCURRENCY, run_concurrency
+    from orbench_play.ui.handlers.playground import MAX_RUN_CONCURRENCY, run_concurrency
 
     six = [ModelSpec(name=f"m{j}", litellm_model="x", max_concurrency=20) for j in range(6)]
     assert run_concurrency(six) == 120  # was 48: 6 x 20 prompts streamed in three waves

@@ -17,8 +17,8 @@ from fake_openai import HOSTILE_TEXT
 from support import browser_page, chromium, errors_of
 
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt
-from orbench_play.ui import safe_html
-from orbench_play.ui.session import Session
+from orbench_play.ui.state.session import Session
+from orbench_play.ui.views import safe_html
 
 pytestmark = pytest.mark.browser
 
@@ -54,7 +54,7 @@ def page(browser):
 
 
 def script() -> str:
-    return resources.files("orbench_play.ui").joinpath("live_grid.js").read_text(encoding="utf-8")
+    return resources.files("orbench_play.ui").joinpath("assets", "live_grid.js").read_text(encoding="utf-8")
 
 
 class Run:

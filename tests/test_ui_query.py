@@ -10,11 +10,11 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from orbench_play.asking.prompts import SYSTEM_PROMPTS
 from orbench_play.models import Catalog
-from orbench_play.prompts import SYSTEM_PROMPTS
 from orbench_play.types import GenerationParams
-from orbench_play.ui import query
-from orbench_play.ui.query import Setup, parse_query, to_query
+from orbench_play.ui.state import query
+from orbench_play.ui.state.query import Setup, parse_query, to_query
 
 CONTRACT = "?models=a,b&split=hard-1k,toxic&categories=all&n=1&seed=0"
 PAIR = ["hard-1k", "toxic"]
@@ -33,7 +33,7 @@ def round_trip(link: str) -> tuple[Setup, list[str]]:
 
 @pytest.fixture(scope="module")
 def playground():
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     return Playground(Catalog())
 
@@ -254,7 +254,7 @@ def test_share_link_carries_a_custom_system_prompt_capped_as_in_the_form(playgro
 
 def test_share_box_says_which_custom_endpoints_were_left_out_and_why(playground):
     from orbench_play.models import custom_endpoint
-    from orbench_play.ui.session import Session
+    from orbench_play.ui.state.session import Session
 
     sess = Session()
     spec = custom_endpoint("https://models.example.com/v1", "mine", "sk-secret-key")

@@ -11,9 +11,9 @@ from fake_openai import HOSTILE_TEXT
 
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, Verdict, cell_id
-from orbench_play.ui import grid_view, plot_labels, plot_view, safe_html, scoreboard_view
-from orbench_play.ui.query import MAX_PER_CATEGORY, Setup, parse_query, to_query
-from orbench_play.ui.session import CellView, Session
+from orbench_play.ui.state.query import MAX_PER_CATEGORY, Setup, parse_query, to_query
+from orbench_play.ui.state.session import CellView, Session
+from orbench_play.ui.views import grid_view, plot_labels, plot_view, safe_html, scoreboard_view
 
 
 class Tags(HTMLParser):

@@ -13,7 +13,7 @@ from support import drain, fake_playground
 
 from orbench_play.scoring import score_results
 from orbench_play.types import CellEvent, CellResult, ModelSpec, Prompt, cell_id
-from orbench_play.ui.session import Session, new_session
+from orbench_play.ui.state.session import Session, new_session
 
 
 def prompt(i: int, split: str = "hard-1k") -> Prompt:
@@ -148,7 +148,7 @@ async def test_run_handler_streams_frames_and_ends_with_results(playground):
 
 
 async def test_no_data_still_loads_and_custom_prompts_work(playground, monkeypatch, tmp_path):
-    from orbench_play.ui.base import data_notice
+    from orbench_play.ui.handlers.base import data_notice
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -172,7 +172,7 @@ async def test_bad_setups_are_messages_not_crashes(playground):
 
 
 async def test_stop_cancels_in_flight_cells_and_keeps_finished_ones(playground, fake):
-    from orbench_play.ui.handlers import Playground
+    from orbench_play.ui.handlers.playground import Playground
 
     config_models = dict(playground.catalog.entries)
     config_models["fake-hang"] = ModelSpec(

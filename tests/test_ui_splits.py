@@ -34,7 +34,7 @@ def test_no_split_chosen_says_so(app_url):
 
 def test_the_loading_line_shows_how_far_a_hub_stream_has_got(monkeypatch):
     from orbench_play.data import sources as data_sources
-    from orbench_play.ui.handlers import _loading_message
+    from orbench_play.ui.handlers.playground import _loading_message
 
     assert _loading_message(["hard-1k", "toxic"]) == "Loading the hard-1k and toxic splits…"
     monkeypatch.setitem(data_sources._hub_rows, "80k", 12_345)

@@ -27,8 +27,8 @@ from support import (
 )
 
 from orbench_play import data
+from orbench_play.asking.prompts import SYSTEM_PROMPTS
 from orbench_play.compare import compare
-from orbench_play.prompts import SYSTEM_PROMPTS
 from orbench_play.scoring import score_results
 from orbench_play.types import (
     CellEvent,
@@ -39,8 +39,8 @@ from orbench_play.types import (
     cell_id,
     variant_tag,
 )
-from orbench_play.ui import compare_view, grid_view, scoreboard_view
-from orbench_play.ui.session import Session, new_session
+from orbench_play.ui.state.session import Session, new_session
+from orbench_play.ui.views import compare_view, grid_view, scoreboard_view
 
 MODELS = {"bot": "refuse-if-system", "fake-answer": "answer", "fake-refuse": "refuse"}
 SAFETY = "bot · safety"
@@ -76,7 +76,7 @@ async def run_bot_twice(playground, sess: Session) -> None:
 
 
 def test_params_from_the_form():
-    from orbench_play.ui.forms import generation_params, repeat_hint
+    from orbench_play.ui.handlers.forms import generation_params, repeat_hint
 
     assert generation_params(512) == GenerationParams()
     safety = generation_params(256, "safety", "", "0.7", 0.9)
@@ -215,7 +215,7 @@ def test_a_flipping_cell_shows_its_share_and_counts_in_the_flip_rate():
                    params=params.params_json())  # fmt: skip
     s.apply(CellEvent("done", cell_id(p.row_id, "m", 2, tag), p.row_id, "m", 2, result=r))
     assert "2/3 refused" in grid_view.render_grid(run) and run.all_final()
-    from orbench_play.prompts import variant_of
+    from orbench_play.asking.prompts import variant_of
 
     (score,) = score_results(s.effective_results(), key=variant_of)
     assert score.model == "m · T=0.7" and (score.flip_rate.k, score.flip_rate.n) == (1, 1)

@@ -15,7 +15,7 @@ from fake_openai import REFUSE_TEXT, answer_text
 from fake_shapes import THOUGHTS_COMPLYING, THOUGHTS_REFUSING
 from support import ALL_FINAL, chromium, errors_of, fake_models_yaml, open_share_link, serve_playground, watch_errors
 
-from orbench_play.ui import safe_html
+from orbench_play.ui.views import safe_html
 
 pytestmark = pytest.mark.browser
 

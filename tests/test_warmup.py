@@ -1,5 +1,5 @@
 """The warm-up moves what start-up made out of the cyclic collector's reach
-(`ui.warmup.freeze_start_up_objects`): Gradio's, LiteLLM's and the classifier's
+(`ui.state.warmup.freeze_start_up_objects`): Gradio's, LiteLLM's and the classifier's
 objects live as long as the server, and every full collection used to walk all
 of them while every visitor's stream waited (0.37-0.45 s of CPU a collection
 on the development VM with 24 visitors streaming; docs/performance.md)."""
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 _PROBE = """
 import gc, json
 from orbench_play.ui import build_demo
-from orbench_play.ui.warmup import warm_up
+from orbench_play.ui.state.warmup import warm_up
 demo = build_demo()
 tracked_before = len(gc.get_objects())
 frozen_before = gc.get_freeze_count()

@@ -8,8 +8,8 @@ by replicas), `default` (which of the two this process uses:
 keys carry an HMAC of its credential), `paths` (where the cache folder is;
 the spend ledger and the secret live there too).
 
-May import: `types`, `textrepair`, `verdicts` (for the offline verdict stored
-with an answer), `redis_link`. Never the engine, the UI or the CLI.
+May import: `types`, `text` (repair), `verdicts` (for the offline verdict stored
+with an answer), `runtime` (the Redis link). Never the engine, the UI or the CLI.
 """
 
 from .default import default_cache

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import redis_link
+from ..runtime import redis_link
 from .paths import default_cache_dir
 from .redis_store import RedisResultCache
 from .store import AnswerCache, ResultCache

@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .. import redis_link
+from ..runtime import redis_link
 from . import scope
 from .store import DEFAULT_SIZE_LIMIT_MB, CachedAnswer, decode_answer, entry_limit, fits
 

@@ -26,7 +26,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from ..redis_link import redis_url
+from ..runtime.redis_link import redis_url
 from ..types import ModelSpec
 
 log = logging.getLogger(__name__)

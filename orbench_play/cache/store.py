@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import verdicts
-from ..textrepair import repair_text
-from ..thoughts import CLOSE, split_text
+from ..text.repair import repair_text
+from ..text.thoughts import CLOSE, split_text
 from ..types import GenerationParams, ModelSpec, Verdict
 from .scope import cache_identity
 

@@ -27,13 +27,13 @@ playground's default run (20 prompts for the default pair)."""
 
 
 def _local_max_tokens() -> str:
-    from ..local_model import MODELS
+    from ..models.embedded import MODELS
 
     return ", ".join(f"{m.short} {m.max_tokens}" for m in MODELS.values())
 
 
 def _preset_names() -> list[str]:
-    from ..prompts import SYSTEM_PROMPTS
+    from ..asking.prompts import SYSTEM_PROMPTS
 
     return list(SYSTEM_PROMPTS)
 
@@ -157,7 +157,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _follow_up_presets() -> dict[str, str]:
-    from ..followups import PRESETS
+    from ..asking.followups import PRESETS
 
     return PRESETS
 
@@ -236,7 +236,7 @@ def check_follow_up(args: argparse.Namespace) -> None:
         raise UsageError("--follow-up-all needs --follow-up PRESET|TEXT")
     if follow_up is None:
         return
-    from ..followups import FollowUpError, resolve
+    from ..asking.followups import FollowUpError, resolve
 
     try:
         resolve(follow_up)
@@ -281,7 +281,7 @@ def _sample(args: argparse.Namespace, per_category: int | None):
 
 def _system_prompt(value: str | None) -> tuple[str | None, str]:
     """TEXT, @file, or a preset name → (text, id shown in results)."""
-    from ..prompts import PromptError, resolve_system_prompt
+    from ..asking.prompts import PromptError, resolve_system_prompt
 
     try:
         return resolve_system_prompt(value, allow_files=True)
@@ -338,7 +338,7 @@ def _follow_up(config, catalog, results: list[CellResult], args: argparse.Namesp
     --follow-up-all) asked once more, in the same conversation."""
     from dataclasses import replace
 
-    from ..followups import plan
+    from ..asking.followups import plan
 
     follow_ups = plan(results, args.follow_up, all_cells=args.follow_up_all)
     which = "answered" if args.follow_up_all else "refused"
@@ -357,7 +357,7 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..prompts import variant_of
+    from ..asking.prompts import variant_of
     from ..scoring import custom_rate_label, score_results
 
     scores = score_results(results, key=variant_of)
@@ -437,7 +437,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     data_notes = _split_notes(args.split)
     for note in [*data_notes, *notes]:
         print(note, file=sys.stderr)
-    from .. import redis_link
+    from ..runtime import redis_link
 
     unreachable = redis_link.startup_check()  # the budget needs it too, even with --no-cache
     results = asyncio.run(_drive(config, catalog, args.quiet, unreachable))

@@ -26,8 +26,7 @@ Modules: `stats` (pairing, the test, the sentences), `files` (reading results
 files back), `report` (tables, terminal rendering); the `compare` command is
 `cli.compare`. This package exposes their public names.
 
-May import: `types`, `export`, `prompts`, `scoring`, `stability` (the layers
-below). No model calls: it reads results.
+May import: `types`, `export`, `asking`, `scoring` (the layers below). No model calls: it reads results.
 """
 
 from .files import load_results

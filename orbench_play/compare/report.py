@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..scoring import Rate
-from ..stability import Tally
+from ..scoring.stability import Tally
 from ..types import CellResult
 from .files import load_results as _load_file
 from .stats import CompareError, Comparison, compare, compare_variants, fmt_p, quoted_list, select, variants

@@ -8,9 +8,9 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..prompts import variant_of
+from ..asking.prompts import variant_of
 from ..scoring import RATE_SPLITS, Rate, counts, custom_rate_key, rate_split
-from ..stability import Tally
+from ..scoring.stability import Tally
 from ..types import REFUSALS, CellResult
 
 ALPHA = 0.05

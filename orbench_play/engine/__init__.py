@@ -12,8 +12,8 @@ attempt and their watchdog), `failures` (every exception as a sentence for the
 cell), `llm` (LiteLLM imported once, lazily; the cost book), `judging` (one
 LLM-judge call per finished answer).
 
-May import: `types`, `textrepair`, `verdicts`, `prompts`, `guards`,
-`local_model`, `cache`, `budget`, `models`. Never the UI, the CLI, the
+May import: `types`, `text`, `verdicts`, `asking`, `guards`, `cache`,
+`budget`, `models` (the catalog and the embedded servers). Never the UI, the CLI, the
 evaluation or compare. Importing this package does not import LiteLLM.
 """
 

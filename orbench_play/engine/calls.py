@@ -59,23 +59,23 @@ class EmbeddedServer:
         lock = self._locks.setdefault(model.name, asyncio.Lock())
         async with lock:
             if model.name not in self._bases:
-                from .. import local_model
+                from ..models import embedded
 
-                if local_model.status(model.name).startswith("ready"):
-                    self._bases[model.name] = await local_model.ensure_server_async(model.name)
+                if embedded.status(model.name).startswith("ready"):
+                    self._bases[model.name] = await embedded.ensure_server_async(model.name)
                 else:
-                    short = local_model.get(model.name).short
+                    short = embedded.get(model.name).short
                     self._status(model, f"Starting the embedded model {short}…")
                     began = time.perf_counter()
                     try:
-                        self._bases[model.name] = await local_model.ensure_server_async(model.name)
+                        self._bases[model.name] = await embedded.ensure_server_async(model.name)
                     except Exception:
                         self._status(model, f"The embedded model {short} could not start (see its cells).")
                         raise
                     took = time.perf_counter() - began
                     self._status(
                         model,
-                        f"Embedded model started ({short}, {local_model.slots(model.name)} slots) in {took:.1f} s.",
+                        f"Embedded model started ({short}, {embedded.slots(model.name)} slots) in {took:.1f} s.",
                     )
             return self._bases[model.name]
 

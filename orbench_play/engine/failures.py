@@ -49,7 +49,7 @@ def describe_failure(exc: BaseException, spec: ModelSpec, timeout_s: float) -> C
     human message, and say whether trying again could help."""
     if isinstance(exc, CellFailure):
         return exc
-    from ..local_model import LocalModelError
+    from ..models.embedded import LocalModelError
 
     if isinstance(exc, LocalModelError):  # its message already says why and what to do
         return CellFailure(str(exc).splitlines()[0][:300])

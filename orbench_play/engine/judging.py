@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from .. import budget
 from ..cache import AnswerCache, judge_key
-from ..textrepair import repair_text
+from ..text.repair import repair_text
 from ..types import ModelSpec, Verdict
 from ..verdicts.judge import KEY_NONCE, new_nonce
 from ..verdicts.presets import needs_judge, prompt_for, register_price
@@ -63,9 +63,9 @@ async def judge_answer(
         # mode, same daily spend cap, and the embedded model needs its server.
         api_base = spec.api_base
         if spec.is_local:
-            from .. import local_model
+            from ..models import embedded
 
-            api_base = await local_model.ensure_server_async(spec.name)
+            api_base = await embedded.ensure_server_async(spec.name)
         if api_base:
             kwargs["api_base"] = api_base
         if spec.api_key:

@@ -22,7 +22,7 @@ a 300-chunk answer that is most of the engine's cost. So there are two readers:
   fast path's checks fails, or with `ORBENCH_FAST_STREAMS=0`.
 
 Both readers fill the same `StreamState` (text, finish_reason, usage, time to
-first text) and hand every piece of text, repaired (see `textrepair`), to the
+first text) and hand every piece of text, repaired (see `text.repair`), to the
 caller's sink. They agree on what a stream may do (`tests/test_stream_paths.py`
 runs the same scenarios through both and compares):
 
@@ -58,8 +58,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..textrepair import StreamRepair
-from ..thoughts import Splitter, detail_text, part_text
+from ..text.repair import StreamRepair
+from ..text.thoughts import Splitter, detail_text, part_text
 from .bounds import BodyWatch, StreamBounds, bound_body, chunks_over_cap, text_over_cap
 from .failures import CellFailure, cut_stream, malformed_stream, provider_stream_error
 from .llm import litellm_module

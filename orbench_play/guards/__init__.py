@@ -36,7 +36,7 @@ Modules: `mode` (public mode, `GuardError`, settings), `endpoints` (door 1),
 `addresses` (which IP addresses door 1 lets through), `model_checks` (door 2),
 `limits` (door 3); this package exposes their public names.
 
-May import: `types` only. The engine calls the guards; the guards never call a model.
+May import: `types`, and `runtime` (the Redis link the run limits share). The engine calls the guards; the guards never call a model.
 """
 
 from .endpoints import DNS_TIMEOUT_S, RedirectRefused, Resolver, check_endpoint_url, endpoint_client

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from .. import redis_link
+from ..runtime import redis_link
 from .mode import GuardError, env_int
 
 DEFAULT_MAX_CELLS = 80

@@ -9,7 +9,7 @@ scoreboard with intervals, the date, the tool version); `hub` uploads a folder
 with `huggingface_hub` (create the repository, one commit). The token is an
 argument, used for the calls and never printed, logged or written.
 
-May import: `types`, `export`, `prompts`, `scoring`, `data`, `compare` (to read
+May import: `types`, `export`, `asking`, `scoring`, `data`, `compare` (to read
 results files). `datasets`, `pyarrow` and `huggingface_hub` are imported only
 when used.
 """

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
-from ..prompts import params_label, variant_of
+from ..asking.prompts import params_label, variant_of
 from ..scoring import Rate, score_results
 from ..types import CellResult
 

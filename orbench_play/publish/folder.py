@@ -176,7 +176,7 @@ def published_scores(sources: Sequence[str], *, token: str | None = None, allow_
     """Scores of other people's published sessions, one per variant, named
     `variant (source)`, for the plot beside the paper's models; and a map of
     each name to its source. In public mode (`allow_local=False`) only Hub ids."""
-    from ..prompts import variant_of
+    from ..asking.prompts import variant_of
     from ..scoring import score_results
 
     scores = []

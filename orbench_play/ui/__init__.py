@@ -3,15 +3,17 @@
 Importing this package imports Gradio but not LiteLLM or the dataset, so the
 page is served within seconds; LiteLLM is warmed in the background after launch.
 
-Modules: `layout` builds the page and wires it; `handlers` (run, stop,
-override), `setup_handlers` and `compare_handlers` drive the engine over the
-shared state in `base`; `frames` turns a handler's frames into outputs;
-`live_feed` (+ `live_grid.js`) is the live grid's wire protocol;
-`launching` serves the page (Gradio's launch with a patient start-up check);
-`shared_state` is what the page says and needs about Redis; `session`,
-`run_view` and `exports` are per-visitor state; the views (`safe_html`,
-`grid_view`, `scoreboard_view`, `plot_view`, `plot_labels`, `compare_view`,
-`style`) are pure functions from state to escaped HTML.
+By role, one floor over the next (docs/architecture.md draws them):
+`layout` builds the page and wires it (with `dataset_panel`) and `launching`
+serves it (Gradio's launch with a patient start-up check); `handlers/` drive
+the engine (`playground`: run, stop, override; the mixins over the shared
+state in `base`; `frames` turns a handler's frames into outputs); `state/` is
+what the server keeps for visitors (`session`, `history`, `exports`,
+`lifetime`, `live_feed`: the live grid's wire protocol, `shared_state`: what
+the page says and needs about Redis, `warmup`); `views/` are pure functions
+from state to escaped HTML (`safe_html`, `run_view`, `grid_view`,
+`scoreboard_view`, `plot_view`, `plot_labels`, `compare_view`, `style`);
+`assets/` holds the page's script (`live_grid.js`) and the About text.
 
 May import everything below it (engine, services, domain, analysis). Nothing
 in the package imports the UI; the UI never imports LiteLLM itself (only
@@ -24,14 +26,14 @@ import os
 
 from .launching import launch
 from .layout import build_demo, launch_kwargs
-from .warmup import warm_up_in_background
+from .state.warmup import warm_up_in_background
 
 __all__ = ["build_demo", "launch", "launch_kwargs", "main"]
 
 
 def main() -> None:
     """Serve on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (default 127.0.0.1:7860)."""
-    from .shared_state import startup_check
+    from .state.shared_state import startup_check
 
     startup_check()  # ORBENCH_REDIS_URL set but unreachable: one line; a public demo stops here
     demo = build_demo()

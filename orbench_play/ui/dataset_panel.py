@@ -10,7 +10,7 @@ from typing import Any
 
 import gradio as gr
 
-from . import dataset_handlers
+from .handlers import dataset_handlers
 
 PAGE_ONLY: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
 

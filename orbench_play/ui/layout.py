@@ -1,5 +1,5 @@
 """The page of the playground: Gradio components and their wiring to the
-handlers in `handlers.py`. Nothing here runs models or holds visitor state.
+handlers in `handlers/` (`handlers.playground.Playground`). Nothing here runs models or holds visitor state.
 """
 
 from __future__ import annotations
@@ -11,20 +11,22 @@ from typing import Any
 
 import gradio as gr
 
+from ..asking.prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..models import Catalog
-from ..prompts import PRESET_DESCRIPTIONS, SYSTEM_PROMPTS
 from ..types import CATEGORIES, REASONING_EFFORTS
-from . import compare_view, dataset_panel, grid_view, lifetime, plot_view, safe_html, scoreboard_view, style
-from .base import public_limits_text
-from .exports import CSV_LABEL, JSONL_LABEL, WAITING
-from .followup_handlers import FollowUpPanel
-from .forms import repeat_hint
-from .frames import for_api, for_page
-from .handlers import Playground
-from .history_handlers import run_list_dropdown
-from .query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
-from .session import close_session, new_session
-from .setup_handlers import SHARE_INFO
+from . import dataset_panel
+from .handlers.base import public_limits_text
+from .handlers.followup_handlers import FollowUpPanel
+from .handlers.forms import repeat_hint
+from .handlers.frames import for_api, for_page
+from .handlers.history_handlers import run_list_dropdown
+from .handlers.playground import Playground
+from .handlers.setup_handlers import SHARE_INFO
+from .state import lifetime
+from .state.exports import CSV_LABEL, JSONL_LABEL, WAITING
+from .state.query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
+from .state.session import close_session, new_session
+from .views import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
 
 PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 SPLIT_CHOICES = [
@@ -48,7 +50,7 @@ and public events, so the page's Stop would take `stop` and leave `/stop_1` to t
 
 def _live_grid_js() -> str:
     """The page side of the live grid (`live_grid.js`, package data)."""
-    return resources.files("orbench_play.ui").joinpath("live_grid.js").read_text(encoding="utf-8")
+    return resources.files("orbench_play.ui").joinpath("assets", "live_grid.js").read_text(encoding="utf-8")
 
 
 def _new_seed() -> int:
@@ -61,7 +63,7 @@ def _about_text() -> str:
     from ..verdicts import classes_markdown
 
     try:
-        text = resources.files("orbench_play.ui").joinpath("about.md").read_text(encoding="utf-8")
+        text = resources.files("orbench_play.ui").joinpath("assets", "about.md").read_text(encoding="utf-8")
     except OSError:
         return "OR-Bench over-refusal playground."
     return text.replace("{{verdict_classes}}", classes_markdown()).replace("{{limits}}", _limits_text())
