@@ -20,7 +20,7 @@ from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
     "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "load_short", "replicas",
-    "local", "verdicts", "prompt_sets",
+    "local", "verdicts", "prompt_sets", "soak",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -36,6 +36,7 @@ UNITS = {
     "local": "x",
     "verdicts": "verdicts/s",
     "prompt_sets": "s",
+    "soak": "MB",
 }
 
 
@@ -51,6 +52,7 @@ MODULES = {
     "local": "local",
     "verdicts": "verdicts_bench",
     "prompt_sets": "prompt_sets",
+    "soak": "soak",
 }
 """Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
 

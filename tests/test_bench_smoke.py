@@ -25,7 +25,7 @@ def test_bench_quick_writes_figures(tmp_path):
             "benchmarks",
             "--quick",
             "--only",
-            "fanout,live_engine,replay,verdicts",
+            "fanout,live_engine,replay,verdicts,soak",
             "--out",
             str(out),
         ],
@@ -43,6 +43,9 @@ def test_bench_quick_writes_figures(tmp_path):
     assert {"live_engine_128x300_wall", "live_engine_128x300_cpu_per_cell", "live_engine_sessions_4x4"} <= names
     assert {"live_engine_128x300_thinking", "live_engine_128x300_thinking_cpu_per_cell"} <= names
     assert "live_engine_128x300_follow_up" in names
+    assert "soak_memory" in names  # the soak of memory that left the suite (tests/test_load.py) runs here
+    (soak,) = [f for f in figures if f["name"] == "soak_memory"]
+    assert soak["detail"]["failed_cells"] == 0, soak["detail"]["errors"]
     for f in figures:
         assert set(f) == {"name", "value", "unit", "floor", "ratio", "detail"}, f
         assert "skipped" not in f["detail"], f["detail"]

@@ -1,13 +1,14 @@
-"""Issue #6, load: many visitors at once through the app's API, and a long
-soak in one process.
+"""Issue #6, load: many visitors at once through the app's API.
 
 - `test_concurrent_sessions`: SESSIONS gradio_client sessions run at once,
   each 8 prompts × 2 models against the fake server, through the `/run`
   endpoint. Reports completion count, lost results (target 0), cross-session
   leakage (target 0: each session sees only its own prompts and answers) and
   p50/p95 session time against one session alone (target p95 ≤ 3×).
-- `test_soak_memory_is_flat`: SOAK_RUNS sequential engine runs in one process;
-  RSS at start and end.
+
+The long soak of memory in one process (200 sequential engine runs, RSS flat)
+is `make bench`'s `soak_memory` figure (benchmarks/soak.py): a soak is a
+measurement over time, and beside the suite its first call once took 11 s.
 
 Each session uses its own `max_tokens`, which is part of the cache key, so
 sessions never get each other's cached answers and every cell is really sent.
@@ -17,8 +18,6 @@ test's temp folder.
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import json
 import os
 import statistics
@@ -33,7 +32,6 @@ SESSIONS = int(os.environ.get("ORBENCH_LOAD_SESSIONS", "24"))
 CATEGORIES = ["privacy", "illegal", "harmful", "deception"]
 PER_CATEGORY = 2  # 4 categories × 2 = 8 prompts
 MODELS = ["fake-slow", "fake-answer"]
-SOAK_RUNS = 200
 
 
 @pytest.fixture(scope="module")
@@ -190,56 +188,3 @@ def test_concurrent_sessions_lose_and_leak_nothing(load_report):
     # p50/p95 against one session alone is a measured figure, printed in the
     # LOAD REPORT line and quoted in SECURITY.md; timing targets are not asserted.
     assert load_report["p95_s"] >= load_report["p50_s"] > 0
-
-
-def _rss_mb() -> float:
-    import psutil
-
-    return psutil.Process().memory_info().rss / 2**20
-
-
-@pytest.mark.timeout(180)
-def test_soak_memory_is_flat(fake, tmp_path, no_egress):
-    from orbench_play import engine
-    from orbench_play.cache import ResultCache
-    from orbench_play.models import custom_endpoint
-    from orbench_play.types import Prompt, RunConfig
-
-    cache = ResultCache(tmp_path / "cache")
-    models = (custom_endpoint(fake.base_url, "answer", "sk"), custom_endpoint(fake.base_url, "refuse", "sk"))
-
-    async def soak() -> tuple[list[float], float]:
-        samples = []
-        start = time.perf_counter()
-        for i in range(SOAK_RUNS + 10):
-            if i == 10:  # after warm-up (imports, first-call set-up, pools)
-                gc.collect()
-                samples.append(_rss_mb())
-                start = time.perf_counter()
-            prompts = tuple(
-                Prompt(f"hard-1k:{5000 + 2 * i + j}", "hard-1k", "privacy", f"Soak question {i}-{j}?") for j in range(2)
-            )
-            results = await engine.collect(
-                RunConfig(models=models, prompts=prompts, timeout_s=5, max_retries=0), cache=cache
-            )
-            assert len(results) == 4 and all(r.ok for r in results)
-            if i >= 10 and (i - 10) % 50 == 49:
-                gc.collect()
-                samples.append(_rss_mb())
-        return samples, time.perf_counter() - start
-
-    samples, seconds = asyncio.run(soak())
-    growth = samples[-1] - samples[0]
-    report = {
-        "runs": SOAK_RUNS,
-        "cells": SOAK_RUNS * 4,
-        "seconds": round(seconds, 1),
-        "rss_mb": [round(s, 1) for s in samples],
-        "growth_mb": round(growth, 1),
-    }
-    (tmp_path / "soak-report.json").write_text(json.dumps(report))
-    print("\nSOAK REPORT " + json.dumps(report))
-    assert fake.request_count() == (SOAK_RUNS + 10) * 4
-    assert growth < 25, report  # flat: no per-run leak (200 runs × even 0.2 MB would show)
-    # and the second half grows no faster than noise
-    assert samples[-1] - samples[len(samples) // 2] < 12, report
