@@ -20,7 +20,7 @@ from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
     "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "load_short", "replicas",
-    "local", "verdicts", "prompt_sets", "soak",
+    "local", "verdicts", "prompt_sets", "soak", "resources",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -37,6 +37,7 @@ UNITS = {
     "verdicts": "verdicts/s",
     "prompt_sets": "s",
     "soak": "MB",
+    "resources": "MB",
 }
 
 
@@ -53,6 +54,7 @@ MODULES = {
     "verdicts": "verdicts_bench",
     "prompt_sets": "prompt_sets",
     "soak": "soak",
+    "resources": "resources",
 }
 """Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
 

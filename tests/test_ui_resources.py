@@ -1,14 +1,17 @@
-"""Flat resources (issue 13): a visitor who re-rolls the prompts 50 times, with
+"""Flat resources (issue 13): a visitor who re-rolls the prompts 10 times, with
 models that send 1 MiB answers, through the served app and its API.
 
 Before: every run re-exported the whole session and Gradio copied both files
 into its cache, where nothing deleted them (6 runs of 8 cells: cache 16 → 352 MB,
 process 505 → 689 MB). Now, after warm-up, the session's disk (Gradio's upload
-folder plus the session's spool of whole answers, capped here at SPOOL_MB) and
-the process RSS stay flat; the download still holds whole answers (those the
-spool kept); ending the session removes its files.
+folder plus the session's spool of whole answers, capped here at SPOOL_MB) stays
+flat; the download still holds whole answers (those the spool kept); ending the
+session removes its files.
 
 The figures (MB at run WARM and at run RUNS) are printed as the RESOURCES line.
+The same flow over 50 runs, with the process's memory, is `make bench`'s
+`resources_50x_1mib` figure (benchmarks/resources.py): a soak, which beside the
+suite held a worker for half a minute, and whose RSS over a few runs is noise.
 """
 
 from __future__ import annotations
@@ -22,10 +25,9 @@ import time
 from pathlib import Path
 
 import httpx
-import psutil
 from support import api_client, serve_playground_demo
 
-RUNS, WARM = 50, 5
+RUNS, WARM = 10, 5
 ANSWER = 2**20
 SPOOL_MB = 12
 MODELS = ("fake-big-a", "fake-big-b")
@@ -36,7 +38,7 @@ def du(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path, monkeypatch):
+def test_disk_stays_flat_over_runs_of_1_mib_answers_and_the_session_takes_its_files_along(fake, tmp_path, monkeypatch):
     upload, spool = tmp_path / "gradio", tmp_path / "tmp"
     spool.mkdir()
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(upload))  # Gradio's upload folder and cache, for this app only
@@ -56,8 +58,7 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
         ]
     config = tmp_path / "models.yaml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    proc = psutil.Process()
-    disk, rss = [], []
+    disk = []
     with serve_playground_demo(config) as (url, demo):
         client = api_client(url, download_files=False)
         started = time.monotonic()
@@ -66,7 +67,6 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
             payload = out[6]
             assert payload["run"]["done"] == CELLS and all(not r["error"] for r in payload["run"]["results"])
             disk.append(du(upload) + du(spool))
-            rss.append(proc.memory_info().rss)
         seconds = time.monotonic() - started
 
         files = {}
@@ -79,11 +79,9 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
         left = list(upload.rglob("orbench-session.*")), du(spool)
 
     mb = [round(x / 2**20, 1) for x in disk]
-    rss_mb = [round(x / 2**20, 1) for x in rss]
     print(
         f"\nRESOURCES {RUNS} runs × {CELLS} new cells × 1 MiB answers in {seconds:.0f} s: "
-        f"session disk {mb[WARM - 1]} MB at run {WARM}, {mb[-1]} MB at run {RUNS} (max {max(mb)}); "
-        f"process RSS {rss_mb[WARM - 1]} MB at run {WARM}, {rss_mb[-1]} MB at run {RUNS} (max {max(rss_mb)})"
+        f"session disk {mb[WARM - 1]} MB at run {WARM}, {mb[-1]} MB at run {RUNS} (max {max(mb)})"
     )
     spool_bytes = SPOOL_MB * 2**20
     # Disk: the spool, full since run 3, and one CSV + JSONL holding the spooled
@@ -91,9 +89,6 @@ def test_disk_and_memory_stay_flat_over_50_runs_of_1_mib_answers(fake, tmp_path,
     assert max(disk[WARM - 1 :]) - disk[WARM - 1] < 3 * 2**20, mb
     assert max(disk) < 3 * spool_bytes + 4 * 2**20, mb
     assert copies == [1, 1]  # Gradio served the export where it was written: no copies in its cache
-    # Memory: 45 more runs moved 180 MiB of answers through the process; growing by
-    # even a quarter of that would be a leak.
-    assert rss[-1] - rss[WARM - 1] < CELLS * ANSWER * (RUNS - WARM) / 4, rss_mb
     # The payload carries the session's cut copies; the download has whole answers
     # while the spool had room, then the kept text with a note saying it was cut.
     assert all(len(r["response"]) < 5_000 for r in payload["run"]["results"])
