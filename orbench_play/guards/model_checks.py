@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..types import ModelSpec
@@ -75,6 +76,10 @@ def check_model(
     if spec.extra:  # api_base, base_url, extra_headers...: only the owner's model list may set them
         raise GuardError(
             "In the public demo, a model cannot bring its own LiteLLM parameters; add your server as a custom endpoint."
+        )
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in spec.litellm_model):
+        raise GuardError(
+            "A model id may not hold control or invisible formatting characters (CR, ESC, bidi overrides)."
         )
     if spec.api_base:
         check_endpoint_url(spec.api_base, resolver=resolver, visitor=visitor, for_run=for_run)
