@@ -174,6 +174,9 @@ class ModelSpec:
     idle_timeout_s: float | None = None
     token_timeout_s: float | None = None
     """This model's time limits (see `timeouts`); None: the run's, else the environment's, else the defaults."""
+    lookup_share: str | None = field(default=None, repr=False, compare=False)
+    """A visitor's custom endpoint: the address of the visitor who added it, whose share
+    of the DNS threads a run's re-check of it takes (`guards.lookups`); never stored."""
 
     def identity(self) -> dict[str, Any]:
         """Everything about the model that can change its answer, minus secrets."""

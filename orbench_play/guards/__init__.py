@@ -34,11 +34,14 @@ app at localhost.
 
 Modules: `mode` (public mode, `GuardError`, settings), `endpoints` (door 1),
 `addresses` (which IP addresses door 1 lets through), `model_checks` (door 2),
-`limits` (door 3); this package exposes their public names.
+`limits` (door 3), `visitors` (who a visitor is: their address, by the one
+trust rule for proxies that the per-visitor limits share); this package
+exposes their public names.
 
 May import: `types` only. The engine calls the guards; the guards never call a model.
 """
 
+from . import visitors
 from .endpoints import DNS_TIMEOUT_S, RedirectRefused, Resolver, check_endpoint_url, endpoint_client
 from .limits import (
     DEFAULT_MAX_CELLS,
@@ -67,4 +70,5 @@ __all__ = [
     "check_models",
     "endpoint_client",
     "public_mode",
+    "visitors",
 ]

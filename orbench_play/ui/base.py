@@ -59,7 +59,8 @@ def public_limits_text(*, public: bool | None = None) -> str:
     limiter = guards.SessionLimiter()
     return (
         f"Public demo: at most {limiter.max_cells} cells per run (prompts × models × repeats) and "
-        f"{limiter.runs_per_minute} runs per minute per session. Run it locally for more."
+        f"{limiter.runs_per_minute} runs per minute per visitor (replays of cached answers are free). "
+        "Run it locally for more."
     )
 
 

@@ -78,12 +78,14 @@ class FollowUpHandlers(PlaygroundBase):
         ):  # fmt: skip
             yield frame
 
-    async def follow_up_click(self, sess: Session, evt: gr.EventData) -> AsyncIterator[Frame]:
+    async def follow_up_click(
+        self, sess: Session, evt: gr.EventData, request: gr.Request | None = None
+    ) -> AsyncIterator[Frame]:
         """A row's follow-up box in the grid (`live_grid.js` sends the feed's `follow_up` event)."""
         payload = getattr(evt, "_data", None) or {}
         async for frame in self.follow_up(
             str(payload.get("preset") or ""), str(payload.get("text") or ""), str(payload.get("row") or ""),
-            True, sess,
+            True, sess, request,
         ):  # fmt: skip
             yield frame
 
