@@ -47,8 +47,10 @@ from .limits import (
     DEFAULT_MAX_CELLS,
     DEFAULT_MAX_PROMPT_CHARS,
     DEFAULT_RUNS_PER_MINUTE,
+    FollowUpCaps,
     SessionLimiter,
     check_custom_prompt,
+    check_prompt_lengths,
 )
 from .mode import GuardError, public_mode
 from .model_checks import DEFAULT_ALLOWED_PROVIDERS, allowed_providers, check_model, check_models
@@ -59,6 +61,7 @@ __all__ = [
     "DEFAULT_MAX_PROMPT_CHARS",
     "DEFAULT_RUNS_PER_MINUTE",
     "DNS_TIMEOUT_S",
+    "FollowUpCaps",
     "GuardError",
     "RedirectRefused",
     "Resolver",
@@ -68,6 +71,7 @@ __all__ = [
     "check_endpoint_url",
     "check_model",
     "check_models",
+    "check_prompt_lengths",
     "endpoint_client",
     "public_mode",
     "visitors",

@@ -15,8 +15,9 @@ import contextlib
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .. import redis_link
 from .mode import GuardError, env_int
@@ -39,6 +40,61 @@ def check_custom_prompt(
     if len(value) > limit:
         raise GuardError(f"The {what} has {len(value):,} characters; the limit is {limit:,}.")
     return value
+
+
+DEFAULT_MAX_TURNS = 4
+"""Turns per conversation in public mode (the first included): three follow-ups."""
+DEFAULT_MAX_CONTEXT_CHARS = 24_000
+"""Characters of a conversation a follow-up may send in public mode (every earlier
+message and answer, plus the new message): about 6,000 tokens."""
+
+
+@dataclass(frozen=True)
+class FollowUpCaps:
+    """How far a public demo lets a conversation grow: turns (ORBENCH_MAX_TURNS) and
+    characters sent with a follow-up (ORBENCH_MAX_CONTEXT_CHARS)."""
+
+    turns: int = DEFAULT_MAX_TURNS
+    context_chars: int = DEFAULT_MAX_CONTEXT_CHARS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> FollowUpCaps:
+        return cls(
+            turns=env_int(env, "ORBENCH_MAX_TURNS", DEFAULT_MAX_TURNS),
+            context_chars=env_int(env, "ORBENCH_MAX_CONTEXT_CHARS", DEFAULT_MAX_CONTEXT_CHARS),
+        )
+
+    def text(self) -> str:
+        return f"{self.turns} turns per conversation and {self.context_chars:,} characters of conversation"
+
+
+def check_prompt_lengths(
+    prompts: Iterable[Any], follow_ups: Iterable[Any] = (), *, env: Mapping[str, str] | None = None
+) -> None:
+    """Every prompt a public run sends, from any source (OR-Bench, a prompt set, typed),
+    and every follow-up's message, within ORBENCH_MAX_PROMPT_CHARS; else GuardError
+    naming the first row over it."""
+    limit = env_int(env, "ORBENCH_MAX_PROMPT_CHARS", DEFAULT_MAX_PROMPT_CHARS)
+    for prompt in prompts:
+        text = getattr(prompt, "text", "") or ""
+        if len(text) > limit:
+            raise GuardError(
+                f"{_row_name(getattr(prompt, 'row_id', ''))} has a prompt of {len(text):,} characters; the public "
+                f"demo allows {limit:,} per prompt. Leave that row out of the prompt set, or run the app yourself."
+            )
+    for follow in follow_ups:
+        message = getattr(follow, "text", "") or ""
+        if len(message) > limit:
+            raise GuardError(f"The follow-up has {len(message):,} characters; the limit is {limit:,}.")
+
+
+def _row_name(row_id: str) -> str:
+    """`custom:set.csv:41` → "Prompt set set.csv, row 42"; an OR-Bench row or a typed prompt by its id."""
+    if row_id.startswith("custom:"):
+        name, _, index = row_id[len("custom:") :].rpartition(":")
+        if name and index.isdigit():
+            return f"Prompt set {name}, row {int(index) + 1},"
+    return f"Row {row_id}" if row_id else "A prompt"
 
 
 class SessionLimiter:

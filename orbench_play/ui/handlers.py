@@ -339,6 +339,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
                 share = shared_state.request_address(visitor)  # their share of the DNS threads
                 await asyncio.to_thread(guards.check_models, specs, share=share)
                 n_cells = len(follow_ups) or len(prompts) * len(specs) * max(1, repeats)
+                guards.check_prompt_lengths(prompts, follow_ups)
                 ticket = await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
                 yield self.refusal_frame(sess, str(exc))
