@@ -216,7 +216,11 @@ def custom_endpoint(base_url: str, model_id: str, api_key: str | None = None) ->
     problem = model_id_problem(model_id)
     if problem:
         raise CatalogError(f"Custom endpoint model id {problem}.")
-    host = parsed.hostname + (f":{parsed.port}" if parsed.port else "")
+    try:
+        port = parsed.port
+    except ValueError:  # "Port out of range 0-65535", or not a number
+        raise CatalogError("Custom endpoint URL has a port that is not a number from 1 to 65535.") from None
+    host = parsed.hostname + (f":{port}" if port else "")
     return ModelSpec(
         name=f"custom/{model_id}@{host}",
         litellm_model=f"openai/{model_id}",

@@ -136,6 +136,12 @@ def test_a_custom_endpoint_url_with_credentials_is_not_quoted():
     assert KEY not in str(caught.value)
 
 
+@pytest.mark.parametrize("url", ["http://host.example:99999/v1", "http://host.example:port/v1"])
+def test_a_custom_endpoint_url_with_a_bad_port_is_one_sentence(url):
+    with pytest.raises(CatalogError, match="port that is not a number"):
+        custom_endpoint(url, "m")
+
+
 # -- 7. model ids and the dataset card ------------------------------------------------------
 
 HOSTILE_IDS = ["m\r# Injected heading", "m\u202egnp.exe", "m\x1b[31mred", "m\u2028next"]
