@@ -89,6 +89,10 @@ REASONING_MAX_TOKENS = 4096
 """The same for a model that reasons before it answers (LiteLLM's model map, or
 the model_list's `model_info.supports_reasoning`): its thoughts count against
 max tokens, and 512 often ends it before its answer begins."""
+TOKEN_TIMEOUT_CEILING_S = 3_600.0
+"""The most seconds per max token anything accepts as the overall limit's allowance
+(`--token-timeout`, ORBENCH_TOKEN_TIMEOUT_S, the model_list's `timeout_per_token`):
+1e308 would turn the overall limit off."""
 MAX_TOKENS_CEILING = 131_072
 """The most max tokens per answer anything accepts (CLI, model_list; the page's slider
 stops lower): 128 Ki, the largest output a hosted model offers today. It bounds what a
@@ -170,6 +174,9 @@ class ModelSpec:
     idle_timeout_s: float | None = None
     token_timeout_s: float | None = None
     """This model's time limits (see `timeouts`); None: the run's, else the environment's, else the defaults."""
+    lookup_share: str | None = field(default=None, repr=False, compare=False)
+    """A visitor's custom endpoint: the address of the visitor who added it, whose share
+    of the DNS threads a run's re-check of it takes (`guards.lookups`); never stored."""
 
     def identity(self) -> dict[str, Any]:
         """Everything about the model that can change its answer, minus secrets."""

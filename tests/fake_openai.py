@@ -90,6 +90,7 @@ any other name behaves as `answer`.
 Hostile and broken stream shapes live in `tests/fake_shapes.py` (each stops
 when the client hangs up): `endless` (text forever), `no-newline` (one line
 forever), `trickle` (keep-alive comments and empty chunks after a little text),
+`trickle-empty` (chunks with empty text, null text, a role only or empty thoughts after a little text),
 `flood` (empty chunks as fast as read), `empty-close` (a 200 event stream that
 ends at once), `no-end` (text, then the body ends without finish or [DONE]),
 `usage-nan`, `usage-junk`, `finish-junk`, `finish-long` (hostile values), `bom`

@@ -183,6 +183,20 @@ async def _trickle(s: Shape) -> None:
         await asyncio.sleep(s.server.trickle_s)
 
 
+async def _trickle_empty(s: Shape) -> None:
+    """A little text, then keep-alives that are chunks without text: `{"content": ""}`,
+    `{"content": null}`, a role-only delta, empty thoughts (issue 43, defect 3)."""
+    for piece in s.pieces[:2]:
+        await s.wire.event(s.chunk({"content": piece}))
+    empties = [{"content": ""}, {"content": None}, {"role": "assistant"}, {"reasoning_content": ""}, {}]
+    n = 0
+    while True:
+        if not await s.wire.event(s.chunk(empties[n % len(empties)])):
+            return
+        n += 1
+        await asyncio.sleep(s.server.trickle_s)
+
+
 async def _flood(s: Shape) -> None:
     """A little text, then chunks with no choices as fast as the client reads."""
     await s.wire.event(s.chunk({"content": s.pieces[0]}))
@@ -477,6 +491,7 @@ SHAPES: dict[str, Callable[[Shape], Awaitable[None]]] = {
     "endless": _endless,
     "no-newline": _no_newline,
     "trickle": _trickle,
+    "trickle-empty": _trickle_empty,
     "flood": _flood,
     "empty-close": _empty_close,
     "no-end": _no_end,

@@ -105,6 +105,7 @@ def shared(fake_server, tmp_path_factory) -> Iterator[tuple[RedisServer, Replica
             "ORBENCH_MODELS": str(_models_yaml(folder / "models.yaml", fake_server.base_url)),
             "ORBENCH_PUBLIC": "1",  # the limits apply; a public demo needs its shared state at start
             "ORBENCH_RUNS_PER_MINUTE": "2",
+            "ORBENCH_PROXY_HOPS": "1",  # this test plays the visitors' proxy: X-Forwarded-For names them
             "ORBENCH_BUDGET_USD": CAP,
             "OPENAI_BASE_URL": fake_server.base_url,
             "OPENAI_API_KEY": "sk-fake",

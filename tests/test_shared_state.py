@@ -239,9 +239,10 @@ async def test_without_redis_the_per_session_window_stands_in(monkeypatch):
         monkeypatch.setenv("ORBENCH_REDIS_URL", server.url)
         server.stop()
         limiter = SessionLimiter(max_cells=10, runs_per_minute=1, env={})
-        await limiter.check_run_async(1, "visitor")
-        with pytest.raises(GuardError, match="per session"):
-            await limiter.check_run_async(1, "visitor")
+        await limiter.check_run_async(1, "visitor-while-redis-is-down")
+        # this process's per-visitor window stands in (issue 47: per visitor, not per session)
+        with pytest.raises(GuardError, match="per visitor"):
+            await limiter.check_run_async(1, "visitor-while-redis-is-down")
 
 
 # -- start-up ----------------------------------------------------------------------------

@@ -147,6 +147,23 @@ def history_of(turns: list[CellResult]) -> tuple[Exchange, ...]:
     return tuple(Exchange(r.follow_up if r.turn > 1 else r.prompt, r.response) for r in turns)
 
 
+def context_chars(follow_up: FollowUp) -> int:
+    """Characters a follow-up sends: every earlier message and answer, and the new message."""
+    return sum(len(e.user) + len(e.answer) for e in follow_up.history) + len(follow_up.text)
+
+
+def within_caps(planned: Iterable[FollowUp], caps: guards.FollowUpCaps) -> tuple[list[FollowUp], int]:
+    """(the follow-ups a public demo sends, how many it leaves out): a conversation
+    at `caps.turns` turns, or whose next request would pass `caps.context_chars`, ends."""
+    kept, left = [], 0
+    for follow in planned:
+        if len(follow.history) + 1 > caps.turns or context_chars(follow) > caps.context_chars:
+            left += 1
+        else:
+            kept.append(follow)
+    return kept, left
+
+
 def plan(
     results: Iterable[CellResult],
     choice: str | None,

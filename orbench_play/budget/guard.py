@@ -119,6 +119,11 @@ class SharedLedger(Protocol):
     async def spent(self, day: str) -> float: ...
 
 
+def is_dollars(value: object) -> bool:
+    """A finite, non-negative number (never a bool): what a ledger may hold for a day."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
 class FileLedger:
     """`spend.json` {day: dollars} beside the cache, under an exclusive file lock
     (cross-process). Reservations stay in the guard (this process)."""
@@ -141,19 +146,25 @@ class FileLedger:
             raise LedgerError(f"cannot lock {self.path} ({exc.strerror or exc})") from exc
 
     def _read(self) -> dict[str, float]:
+        """{day: dollars}; LedgerError for anything else, so the guard fails closed:
+        `null`, a list, NaN, infinities, negatives or text would reset or lift the cap."""
         try:
             ledger = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
             raise LedgerError(f"cannot read {self.path} ({exc})") from exc
-        return ledger if isinstance(ledger, dict) else {}
+        if not isinstance(ledger, dict):
+            raise LedgerError(f"{self.path} holds {type(ledger).__name__}, not dollars per day")
+        for day, amount in ledger.items():
+            if not is_dollars(amount):
+                raise LedgerError(
+                    f"{self.path} holds {amount!r} for {day}, not a finite, non-negative number of dollars"
+                )
+        return ledger
 
     def spent(self, day: str) -> float:
-        try:
-            return float(self._read().get(day, 0.0))
-        except (TypeError, ValueError) as exc:
-            raise LedgerError(f"{self.path} holds something other than dollars ({exc})") from exc
+        return float(self._read().get(day, 0.0))
 
     def record(self, amounts: Mapping[str, float]) -> None:
         """Add `amounts` {day: dollars} to the ledger; LedgerError when it cannot be written."""

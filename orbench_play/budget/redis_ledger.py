@@ -44,6 +44,7 @@ end
 local held = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[3])) do held = held + tonumber(v) end
 local spent = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if spent == nil or spent ~= spent or spent < 0 or spent == math.huge then return -1 end
 if spent + held >= tonumber(ARGV[2]) then return 0 end
 if ARGV[3] ~= '' then
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[3])
@@ -84,6 +85,8 @@ class RedisLedger:
         for carried_day, cost in carry.items():
             args += [carried_day, repr(cost)]
         taken = await self.link.run(lambda c: redis_link.script(c, _ADMIT)(keys=[SPENT, HELD, AMOUNTS], args=args))
+        if int(taken) < 0:  # the guard fails closed with this reason
+            raise ValueError(f"the day's spend in Redis ({SPENT} {day}) is not a finite, non-negative number")
         return bool(int(taken))
 
     async def settle(self, day: str, hold_id: str, cost: float) -> None:
@@ -91,4 +94,7 @@ class RedisLedger:
         await self.link.run(lambda c: redis_link.script(c, _SETTLE)(keys=[SPENT, HELD, AMOUNTS], args=args))
 
     async def spent(self, day: str) -> float:
-        return float(await self.link.run(lambda c: c.hget(SPENT, day)) or 0.0)
+        value = float(await self.link.run(lambda c: c.hget(SPENT, day)) or 0.0)
+        if not (value >= 0 and value != float("inf")):  # NaN, negatives, infinities
+            raise ValueError(f"the day's spend in Redis ({SPENT} {day}) is not a finite, non-negative number")
+        return value

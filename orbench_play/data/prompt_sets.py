@@ -23,7 +23,10 @@ own, never pooled with OR-Bench's and never on the paper's axes; row ids are
 
 Offline, local sources work; a Hub id fails at once with HF_HUB_OFFLINE, and
 within the probe's two seconds when the Hub (HF_ENDPOINT) cannot be reached.
-In public mode only Hub ids are accepted, and the file system is never looked at.
+In public mode only Hub ids of the form `owner/name` are accepted, and the file
+system is never looked at. A Hub id is always read from the Hub, as
+`hf://datasets/owner/name` (`hub_path`): `datasets` would read a folder of the
+same name under the working directory first.
 
 `datasets` (with pyarrow and pandas) is imported only when a set is read.
 """
@@ -52,6 +55,7 @@ PREVIEW_ROWS = 5
 MAX_ROWS = 2_000_000
 """Rows read at most from one set; a bigger set is sampled from its first MAX_ROWS (with a note)."""
 FILE_BUILDERS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+_REPO_PART = re.compile(r"[A-Za-z0-9][\w.-]*")
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
 _BENIGN_WORDS = frozenset(
     "benign safe harmless answer should-answer should_answer comply compliance ok allowed 0 false no".split()
@@ -119,6 +123,11 @@ def parse_source(text: str, *, allow_local: bool = True) -> PromptSource:
     if _HUB_ID.match(head) and ".." not in head and _plain(config) and _plain(split) and ":" not in split:
         if allow_local and (head.startswith(".") or Path(head).suffix.lower() in FILE_BUILDERS):
             raise DataError(f"Prompt set {text!r}: no such file.")
+        if not allow_local and not is_repo_id(head):
+            raise DataError(
+                f"Prompt set {text!r} is not a Hub dataset id; in public mode a prompt set must be a Hub dataset "
+                "named owner/name[:config[:split]]."
+            )
         return PromptSource(text=text, kind="hub", location=head, config=config or None, split=split or None)
     if not allow_local:
         raise DataError(
@@ -128,6 +137,20 @@ def parse_source(text: str, *, allow_local: bool = True) -> PromptSource:
     raise DataError(
         f"Prompt set {text!r}: no such file or folder, and not a Hub dataset id (owner/name[:config[:split]])."
     )
+
+
+def is_repo_id(text: str) -> bool:
+    """`owner/name`, both parts plain (no `.`/`..` part, nothing a file system reads as a path)."""
+    owner, slash, name = text.partition("/")
+    return bool(slash) and all(_REPO_PART.fullmatch(part) and ".." not in part for part in (owner, name))
+
+
+def hub_path(repo_id: str) -> str:
+    """What `datasets.load_dataset` is given for a Hub id: `hf://datasets/owner/name`, which it
+    reads from the Hub only. A bare `owner/name` (or `name`) naming a folder under the working
+    directory is read from that folder instead, and a packaged builder's name (`csv`, `json`)
+    reads the working directory's files."""
+    return f"hf://datasets/{repo_id}"
 
 
 def _plain(part: str) -> bool:
@@ -173,9 +196,11 @@ def hub_guard(what: str) -> None:
 
 
 def _quiet_datasets() -> Any:
+    """`datasets`, silent: its own log lines of a read that failed ("Failed to load JSON
+    from file …") would stand beside the one line we print for it."""
     import datasets
 
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL + 1)
     datasets.disable_progress_bars()
     return datasets
 
@@ -195,7 +220,9 @@ def _open(source: PromptSource) -> Any:
             if (folder / "dataset_info.json").is_file() or (folder / "dataset_dict.json").is_file():
                 return _pick_split(datasets.load_from_disk(str(folder)), source)
             return datasets.load_dataset(str(folder), split=source.split or "train", streaming=True)
-        return datasets.load_dataset(source.location, name=source.config, split=source.split or "train", streaming=True)
+        return datasets.load_dataset(
+            hub_path(source.location), name=source.config, split=source.split or "train", streaming=True
+        )
     except DataError:
         raise
     except FileNotFoundError as exc:

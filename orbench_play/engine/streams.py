@@ -157,6 +157,8 @@ class _Collect:
 
     def _answer(self, piece: str) -> None:
         # the hot path (one call per chunk of answer): kept to stores and one clock read
+        if not piece:
+            return  # `{"content": ""}` is a keep-alive, not text: the idle clock runs on
         state = self.state
         if state.ttfa_s is None:
             now = self._arrived()
@@ -192,6 +194,8 @@ class _Collect:
             self.sink(piece)
 
     def _thought(self, piece: str) -> None:
+        if not piece:
+            return  # no text, so no reset of the idle clock
         self._arrived()
         piece = self.think_repair.feed(piece)
         if piece:

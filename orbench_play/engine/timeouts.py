@@ -40,6 +40,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..types import TOKEN_TIMEOUT_CEILING_S
 from .failures import CellFailure
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -53,8 +54,9 @@ ENV_IDLE_TIMEOUT = "ORBENCH_IDLE_TIMEOUT_S"
 ENV_TOKEN_TIMEOUT = "ORBENCH_TOKEN_TIMEOUT_S"  # noqa: S105 -- a variable name, not a secret
 
 
-def seconds(raw: object, what: str, *, allow_zero: bool = False) -> float:
-    """A finite, positive number of seconds (or 0 when allowed); ValueError with a one-line reason."""
+def seconds(raw: object, what: str, *, allow_zero: bool = False, most: float | None = None) -> float:
+    """A finite, positive number of seconds (or 0 when allowed), at most `most`;
+    ValueError with a one-line reason."""
     try:
         value = float(raw)  # type: ignore[arg-type]  # any value (env, YAML, argparse): float() refusing it is the check
     except (TypeError, ValueError):
@@ -62,21 +64,25 @@ def seconds(raw: object, what: str, *, allow_zero: bool = False) -> float:
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         low = "0 or more" if allow_zero else "more than 0"
         raise ValueError(f"{what} must be {low} seconds, got {raw!r}")
+    if most is not None and value > most:
+        raise ValueError(f"{what} must be at most {most:g} seconds, got {raw!r}")
     return value
 
 
-def env_seconds(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
+def env_seconds(
+    env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False, most: float | None = None
+) -> float:
     raw = (env.get(name) or "").strip()
-    return seconds(raw, name, allow_zero=allow_zero) if raw else default
+    return seconds(raw, name, allow_zero=allow_zero, most=most) if raw else default
 
 
 def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The CLI's `--idle-timeout` and `--token-timeout` (next to its `--timeout`)."""
 
-    def parse(allow_zero: bool) -> Callable[[str], float]:
+    def parse(allow_zero: bool, most: float | None = None) -> Callable[[str], float]:
         def value(text: str) -> float:
             try:
-                return seconds(text, "the value", allow_zero=allow_zero)
+                return seconds(text, "the value", allow_zero=allow_zero, most=most)
             except ValueError as exc:
                 raise argparse.ArgumentTypeError(str(exc).replace("the value ", "")) from None
 
@@ -92,11 +98,11 @@ def add_time_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--token-timeout",
-        type=parse(True),
+        type=parse(True, TOKEN_TIMEOUT_CEILING_S),
         default=None,
         help=f"seconds added to the limit for a whole answer per max token (default: the model_list's "
         f"model_info.timeout_per_token, else ${ENV_TOKEN_TIMEOUT}, else {DEFAULT_TOKEN_TIMEOUT_S:g}; "
-        "0 makes --timeout the limit for the whole answer)",
+        f"0 makes --timeout the limit for the whole answer; at most {TOKEN_TIMEOUT_CEILING_S:g})",
     )
 
 
@@ -105,7 +111,7 @@ def check_env(env: Mapping[str, str] | None = None) -> None:
     env = os.environ if env is None else env
     env_seconds(env, ENV_TIMEOUT, DEFAULT_TIMEOUT_S)
     env_seconds(env, ENV_IDLE_TIMEOUT, DEFAULT_IDLE_TIMEOUT_S)
-    env_seconds(env, ENV_TOKEN_TIMEOUT, DEFAULT_TOKEN_TIMEOUT_S, allow_zero=True)
+    env_seconds(env, ENV_TOKEN_TIMEOUT, DEFAULT_TOKEN_TIMEOUT_S, allow_zero=True, most=TOKEN_TIMEOUT_CEILING_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +130,9 @@ class Limits:
 
 
 def _env_or(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
+    most = TOKEN_TIMEOUT_CEILING_S if name == ENV_TOKEN_TIMEOUT else None
     try:
-        return env_seconds(env, name, default, allow_zero=allow_zero)
+        return env_seconds(env, name, default, allow_zero=allow_zero, most=most)
     except ValueError:
         return default  # the CLI refuses nonsense up front; a server keeps its defaults
 

@@ -34,18 +34,23 @@ app at localhost.
 
 Modules: `mode` (public mode, `GuardError`, settings), `endpoints` (door 1),
 `addresses` (which IP addresses door 1 lets through), `model_checks` (door 2),
-`limits` (door 3); this package exposes their public names.
+`limits` (door 3), `visitors` (who a visitor is: their address, by the one
+trust rule for proxies that the per-visitor limits share); this package
+exposes their public names.
 
 May import: `types`, and `runtime` (the Redis link the run limits share). The engine calls the guards; the guards never call a model.
 """
 
+from . import visitors
 from .endpoints import DNS_TIMEOUT_S, RedirectRefused, Resolver, check_endpoint_url, endpoint_client
 from .limits import (
     DEFAULT_MAX_CELLS,
     DEFAULT_MAX_PROMPT_CHARS,
     DEFAULT_RUNS_PER_MINUTE,
+    FollowUpCaps,
     SessionLimiter,
     check_custom_prompt,
+    check_prompt_lengths,
 )
 from .mode import GuardError, public_mode
 from .model_checks import DEFAULT_ALLOWED_PROVIDERS, allowed_providers, check_model, check_models
@@ -56,6 +61,7 @@ __all__ = [
     "DEFAULT_MAX_PROMPT_CHARS",
     "DEFAULT_RUNS_PER_MINUTE",
     "DNS_TIMEOUT_S",
+    "FollowUpCaps",
     "GuardError",
     "RedirectRefused",
     "Resolver",
@@ -65,6 +71,8 @@ __all__ = [
     "check_endpoint_url",
     "check_model",
     "check_models",
+    "check_prompt_lengths",
     "endpoint_client",
     "public_mode",
+    "visitors",
 ]

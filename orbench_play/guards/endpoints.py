@@ -51,9 +51,12 @@ def _recalled(host: str, port: int) -> list[str] | None:
     return list(entry[1])
 
 
-def _resolve(host: str, port: int, resolver: Resolver, timeout_s: float, key: str, pool: LookupPool) -> list[str]:
-    """Every address `host` resolves to, with a wall-clock limit (getaddrinfo has none)."""
-    future = pool.submit(key, resolver, host, port, 0, socket.SOCK_STREAM)
+def _resolve(
+    host: str, port: int, resolver: Resolver, timeout_s: float, key: str, pool: LookupPool, share: str | None = None
+) -> list[str]:
+    """Every address `host` resolves to, with a wall-clock limit (getaddrinfo has none);
+    `share`: the visitor whose share of the pool's threads the look-up takes."""
+    future = pool.submit(key, resolver, host, port, 0, socket.SOCK_STREAM, share=share)
     try:
         infos = future.result(timeout=timeout_s)
     except concurrent.futures.TimeoutError:
@@ -85,6 +88,7 @@ def check_endpoint_url(
     timeout_s: float | None = None,
     visitor: str | None = None,
     for_run: bool = False,
+    share: str | None = None,
 ) -> list[str]:
     """Refuse a custom endpoint a public demo must not reach; return the checked addresses.
 
@@ -98,7 +102,9 @@ def check_endpoint_url(
     times out it uses the addresses of a check of the same host that passed
     within RECENT_CHECK_S (the connection is pinned to them, so this reaches
     nothing that check did not allow). A fresh answer is always checked anew:
-    a name that now resolves inside is refused.
+    a name that now resolves inside is refused. `share` (the visitor's address)
+    caps how many unfinished look-ups one visitor holds in either pool, across
+    all their sessions and hosts (`lookups.PER_SHARE`).
     """
     text = (url or "").strip()
     if not text:
@@ -124,7 +130,7 @@ def check_endpoint_url(
     pool = RUN_LOOKUPS if for_run else ADD_LOOKUPS
     key = f"host:{host.lower()}" if for_run or visitor is None else f"visitor:{visitor}"
     try:
-        addresses = _resolve(host, port, resolver or _system_resolver, limit, key, pool)
+        addresses = _resolve(host, port, resolver or _system_resolver, limit, key, pool, share)
     except (LookupTimeout, LookupBusy):
         recalled = _recalled(host, port) if for_run else None
         if recalled is None:
@@ -215,7 +221,9 @@ async def endpoint_client(
     if not public or spec.owner_configured or spec.is_local or not spec.api_base:
         return None
     resolve = resolver or _system_resolver
-    addresses = await asyncio.to_thread(check_endpoint_url, spec.api_base, resolver=resolve, for_run=True)
+    addresses = await asyncio.to_thread(
+        check_endpoint_url, spec.api_base, resolver=resolve, for_run=True, share=spec.lookup_share
+    )
     import openai
 
     host = (urlsplit(spec.api_base.strip()).hostname or "").rstrip(".")

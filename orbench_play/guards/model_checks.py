@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 
 from ..types import ModelSpec
@@ -64,10 +65,12 @@ def check_model(
     resolver: Resolver | None = None,
     visitor: str | None = None,
     for_run: bool = False,
+    share: str | None = None,
 ) -> None:
     """Raise GuardError when a public demo must not run `spec`; no-op otherwise.
-    `visitor` (who adds it) and `for_run` (a run's check) choose whose DNS slots the
-    look-up of a custom endpoint uses (`endpoints.check_endpoint_url`)."""
+    `visitor` (who adds it), `for_run` (a run's check) and `share` (the visitor's
+    address) choose whose DNS slots the look-up of a custom endpoint uses
+    (`endpoints.check_endpoint_url`)."""
     if public is None:
         public = public_mode(env)
     if not public or spec.owner_configured or spec.is_local:
@@ -76,8 +79,12 @@ def check_model(
         raise GuardError(
             "In the public demo, a model cannot bring its own LiteLLM parameters; add your server as a custom endpoint."
         )
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in spec.litellm_model):
+        raise GuardError(
+            "A model id may not hold control or invisible formatting characters (CR, ESC, bidi overrides)."
+        )
     if spec.api_base:
-        check_endpoint_url(spec.api_base, resolver=resolver, visitor=visitor, for_run=for_run)
+        check_endpoint_url(spec.api_base, resolver=resolver, visitor=visitor, for_run=for_run, share=share)
         return
     model = spec.litellm_model
     if not _MODEL_STRING.fullmatch(model):
@@ -106,9 +113,11 @@ def check_models(
     public: bool | None = None,
     env: Mapping[str, str] | None = None,
     for_run: bool = True,
+    share: str | None = None,
 ) -> None:
-    """`check_model` for each, plus a non-empty list (by default as a run's check)."""
+    """`check_model` for each, plus a non-empty list (by default as a run's check;
+    `share`: the visitor whose share of the DNS threads the look-ups take)."""
     if not specs:
         raise GuardError("Pick at least one model.")
     for spec in specs:
-        check_model(spec, public=public, env=env, for_run=for_run)
+        check_model(spec, public=public, env=env, for_run=for_run, share=share)

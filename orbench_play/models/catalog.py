@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -185,16 +186,41 @@ def unset_provider_key(litellm_model: str, env: Mapping[str, str] | None = None)
     return key
 
 
+MAX_MODEL_ID_CHARS = 200
+
+
+def model_id_problem(model_id: str) -> str:
+    """Why `model_id` cannot name a model ("" when it can): control characters (CR,
+    ESC…), invisible formatting and bidi overrides, line or paragraph separators, or
+    more than MAX_MODEL_ID_CHARS characters. Such an id would travel into exports,
+    dataset cards and the terminal."""
+    if len(model_id) > MAX_MODEL_ID_CHARS:
+        return f"is longer than {MAX_MODEL_ID_CHARS} characters"
+    bad = sorted({c for c in model_id if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
+    if bad:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in bad[:5])
+        return f"has control or invisible formatting characters ({shown})"
+    return ""
+
+
 def custom_endpoint(base_url: str, model_id: str, api_key: str | None = None) -> ModelSpec:
     """A model behind any OpenAI-compatible server, for spot-checking a new model."""
     base_url = (base_url or "").strip().rstrip("/")
     model_id = (model_id or "").strip()
     parsed = urlparse(base_url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise CatalogError(f"Custom endpoint URL {base_url!r} is not an http(s) URL like https://host:8000/v1.")
+        shown = "(with a user name or password, not shown)" if "@" in base_url else repr(base_url[:100])
+        raise CatalogError(f"Custom endpoint URL {shown} is not an http(s) URL like https://host:8000/v1.")
     if not model_id:
         raise CatalogError("Custom endpoint needs a model id (the name the server expects).")
-    host = parsed.hostname + (f":{parsed.port}" if parsed.port else "")
+    problem = model_id_problem(model_id)
+    if problem:
+        raise CatalogError(f"Custom endpoint model id {problem}.")
+    try:
+        port = parsed.port
+    except ValueError:  # "Port out of range 0-65535", or not a number
+        raise CatalogError("Custom endpoint URL has a port that is not a number from 1 to 65535.") from None
+    host = parsed.hostname + (f":{port}" if port else "")
     return ModelSpec(
         name=f"custom/{model_id}@{host}",
         litellm_model=f"openai/{model_id}",

@@ -12,6 +12,7 @@ sets), the date and the tool version.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
@@ -129,8 +130,17 @@ def _fmt(rate: dict[str, Any] | None) -> str:
     return f"{100 * rate['rate']:.1f}% [{100 * rate['low']:.1f}–{100 * rate['high']:.1f}] ({rate['k']}/{rate['n']})"
 
 
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"} | {"<": "&lt;", "&": "&amp;"})
+"""Markdown's inline punctuation backslash-escaped (no link, image, emphasis, code or table
+cell can start inside a text: with line breaks gone, no block can either), and `<` and `&`
+as HTML entities (no tag, comment or entity)."""
+
+
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """`text` as inert Markdown and HTML for one line or table cell of the card: control,
+    invisible formatting and bidi characters and line breaks become spaces, markup is escaped."""
+    plain = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in str(text))
+    return plain.translate(_MARKDOWN)
 
 
 def card_text(results: Sequence[CellResult], *, title: str | None = None, date: str | None = None) -> str:
@@ -168,9 +178,15 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
     for v in meta["variants"]:
         lines.append(
             f"| {_cell(v['variant'])} | {_cell(v['model'])} | {_cell(v['system_prompt_id'])} | {_cell(v['settings'])} "
-            f"| `{_cell(json.dumps(v['params'], sort_keys=True))}` | {v['repeats']} |"
+            f"| {_cell(json.dumps(v['params'], sort_keys=True))} | {v['repeats']} |"
         )
-    lines += ["", f"Judge: {', '.join(meta['judge']) or 'none'}.", "", "## Scoreboard (95% Wilson intervals)", ""]
+    lines += [
+        "",
+        f"Judge: {_cell(', '.join(meta['judge'])) or 'none'}.",
+        "",
+        "## Scoreboard (95% Wilson intervals)",
+        "",
+    ]
     own = list(dict.fromkeys(k for s in meta["scoreboard"] for k in s["prompt_sets"]))
     header = [
         "variant",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import DataError
-from ..data.prompt_sets import hub_guard
+from ..data.prompt_sets import hub_guard, hub_path
 from ..export import COLUMNS
 from ..types import CellResult
 from .card import card_text
@@ -109,7 +109,7 @@ def load_session(source: str, *, token: str | None = None, allow_local: bool = T
     With `allow_local=False` (public mode) only Hub ids, and the file system is not looked at."""
     import datasets
 
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL + 1)  # one line of ours, none of theirs
     datasets.disable_progress_bars()
     if not allow_local and not _HUB_ID.match(source):
         raise PublishError(f"{source!r}: in public mode a published session must be a Hub id (owner/name).")
@@ -125,7 +125,8 @@ def load_session(source: str, *, token: str | None = None, allow_local: bool = T
         if allow_local and local.is_dir():
             rows = datasets.load_dataset(str(local), split="train", streaming=True)
         else:
-            rows = datasets.load_dataset(source, split="train", streaming=True, token=token or None)
+            # by repository id, from the Hub only: a bare id naming a local folder would read the folder
+            rows = datasets.load_dataset(hub_path(source), split="train", streaming=True, token=token or None)
         results = [_result(row) for row in rows]
     except PublishError:
         raise

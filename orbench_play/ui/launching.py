@@ -47,6 +47,9 @@ def launch(demo: Any, *, server_name: str, server_port: int, **extra: Any) -> No
     page's settings (`launch_kwargs`) and the patient start-up check."""
     from gradio import networking
 
+    from ..guards import visitors
+
+    visitors.serve_untrusting()  # the visitor's address follows ORBENCH_PROXY_HOPS alone, never uvicorn's trust
     gradio_check = networking.url_ok
     networking.url_ok = page_answers
     try:

@@ -80,7 +80,7 @@ def _limits_text() -> str:
     return (
         "**Limits.** None here: this playground runs in local mode. A public demo (`ORBENCH_PUBLIC=1`, "
         f"or on Hugging Face Spaces) allows {limiter.max_cells} cells per run and {limiter.runs_per_minute} runs "
-        "per minute per session (`ORBENCH_MAX_CELLS`, `ORBENCH_RUNS_PER_MINUTE`)."
+        "per minute per visitor (`ORBENCH_MAX_CELLS`, `ORBENCH_RUNS_PER_MINUTE`)."
     )
 
 

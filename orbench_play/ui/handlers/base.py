@@ -53,13 +53,16 @@ def public_limits_text(*, public: bool | None = None) -> str:
     """The public demo's limits in one sentence, so they are known before they are hit
     (empty when not in public mode)."""
     from ... import guards
+    from ...guards.mode import env_int
 
     if not (guards.public_mode() if public is None else public):
         return ""
     limiter = guards.SessionLimiter()
     return (
-        f"Public demo: at most {limiter.max_cells} cells per run (prompts × models × repeats) and "
-        f"{limiter.runs_per_minute} runs per minute per session. Run it locally for more."
+        f"Public demo: at most {limiter.max_cells} cells per run (prompts × models × repeats), "
+        f"{limiter.runs_per_minute} runs per minute per visitor (replays of cached answers are free), prompts of "
+        f"up to {env_int(None, 'ORBENCH_MAX_PROMPT_CHARS', guards.DEFAULT_MAX_PROMPT_CHARS):,} characters from "
+        f"any source, and follow-ups up to {guards.FollowUpCaps.from_env().text()}. Run it locally for more."
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import gradio as gr
 
+from ... import guards
 from ...asking import followups
 from ..state.session import Session
 from .base import PlaygroundBase
@@ -23,6 +24,26 @@ from .frames import Frame
 NOTHING_TO_FOLLOW = "Run some prompts first: a follow-up continues the conversations in the grid."
 STILL_RUNNING = "Wait for the answers to finish (or press Stop) before following up."
 EARLIER_RUN = "Follow-ups continue the latest run: choose “All runs” in the run list first."
+
+
+CAPPED = (
+    "These conversations have reached the public demo's limit of {caps}; start a new run to ask again, "
+    "or run the app yourself for longer conversations."
+)
+
+
+def _within_public_caps(planned: list) -> tuple[list, int]:
+    """In public mode, only the follow-ups within the turn and context caps (and how many were left out)."""
+    if not guards.public_mode():
+        return planned, 0
+    return followups.within_caps(planned, guards.FollowUpCaps.from_env())
+
+
+def follow_up_limits_text() -> str:
+    """The caps a visitor should know before a follow-up hits them (empty outside public mode)."""
+    if not guards.public_mode():
+        return ""
+    return f"The public demo allows {guards.FollowUpCaps.from_env().text()}."
 
 
 def said_text(key: str, typed: str) -> str:
@@ -64,6 +85,10 @@ class FollowUpHandlers(PlaygroundBase):
         except followups.FollowUpError as exc:
             yield pg.refusal_frame(sess, str(exc))
             return
+        planned, capped = _within_public_caps(planned)
+        if not planned and capped:
+            yield pg.refusal_frame(sess, CAPPED.format(caps=guards.FollowUpCaps.from_env().text()))
+            return
         if not planned:
             where = f"row {row}" if row else "the grid"
             hint = "" if every or row else " (tick “every answered cell” to follow up on answers too)"
@@ -72,18 +97,22 @@ class FollowUpHandlers(PlaygroundBase):
         said = said_text(key, typed)
         n = len(planned)
         note = f"Follow-up “{said}” sent to {n} cell{'s' if n != 1 else ''}; earlier turns are collapsed in each cell."
+        if capped:
+            note += f" {capped} conversation{'s' if capped != 1 else ''} at the public demo's limit left out."
         async for frame in pg._drive(
             sess, list(prev.specs), list(prev.prompts), [note], prev.params, prev.repeats, prev.judge,
             visitor=request, follow_ups=tuple(planned), follow_of=prev, said=said,
         ):  # fmt: skip
             yield frame
 
-    async def follow_up_click(self, sess: Session, evt: gr.EventData) -> AsyncIterator[Frame]:
+    async def follow_up_click(
+        self, sess: Session, evt: gr.EventData, request: gr.Request | None = None
+    ) -> AsyncIterator[Frame]:
         """A row's follow-up box in the grid (`live_grid.js` sends the feed's `follow_up` event)."""
         payload = getattr(evt, "_data", None) or {}
         async for frame in self.follow_up(
             str(payload.get("preset") or ""), str(payload.get("text") or ""), str(payload.get("row") or ""),
-            True, sess,
+            True, sess, request,
         ):  # fmt: skip
             yield frame
 
@@ -97,7 +126,7 @@ class FollowUpPanel:
             gr.Markdown(
                 "Send one more message, in the same conversation, to every cell whose latest answer is a "
                 "refusal: each row's box in the grid sends it to every model of that row. The scoreboard "
-                "then shows each model's relent rate; the other rates stay first-turn only."
+                "then shows each model's relent rate; the other rates stay first-turn only. " + follow_up_limits_text()
             )
             with gr.Row():
                 self.preset = gr.Dropdown(

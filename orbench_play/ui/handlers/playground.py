@@ -78,6 +78,12 @@ def _loading_message(splits: list[str]) -> str:
     return f"Loading the {' and '.join(splits)} split{'s' if len(splits) > 1 else ''}…"
 
 
+def cost_nothing(run: RunView) -> bool:
+    """Every cell of `run` was replayed from the cache: no provider was asked."""
+    total = run.total()
+    return total > 0 and run.cached_count() >= total
+
+
 def run_concurrency(specs: list[ModelSpec]) -> int:
     """Requests a run may have in flight: every model its own limit at once
     (max_parallel_requests, default 8), up to a ceiling for the process. A fixed
@@ -324,11 +330,14 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         if sess.files.budget.full:  # every session's files together are at their cap (`exports`)
             yield self.refusal_frame(sess, disk_full_message(sess.files.budget))
             return
+        ticket = None
         if guards.public_mode():
             try:  # DNS look-ups for custom endpoints: off the event loop
-                await asyncio.to_thread(guards.check_models, specs)
+                share = shared_state.request_address(visitor)  # their share of the DNS threads
+                await asyncio.to_thread(guards.check_models, specs, share=share)
                 n_cells = len(follow_ups) or len(prompts) * len(specs) * max(1, repeats)
-                await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
+                guards.check_prompt_lengths(prompts, follow_ups)
+                ticket = await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
                 yield self.refusal_frame(sess, str(exc))
                 return
@@ -416,6 +425,8 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
                     sess.task = None
                 if sess.run is run:
                     sess.finish_run()
+                if ticket is not None and cost_nothing(run):  # a replay: it does not count against the limit
+                    await sess.limits().refund(ticket)
         notes = [failure] if failure else []
         notes += shared_state.problems()  # e.g. Redis lost mid-run: said under the grid too
         if sess.viewer == viewer:

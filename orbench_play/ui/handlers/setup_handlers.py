@@ -3,6 +3,7 @@ form), the share link itself, and adding models by string or endpoint."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import gradio as gr
@@ -119,16 +120,19 @@ class SetupHandlers(PlaygroundBase):
             choices=self.model_choices(sess, [m for m in current if m not in self.catalog.entries]), value=current
         ), ""
 
-    def add_custom_endpoint(self, base_url: str, model_id: str, api_key: str, models, sess: Session) -> tuple:
+    def add_custom_endpoint(
+        self, base_url: str, model_id: str, api_key: str, models, sess: Session, request: gr.Request | None = None
+    ) -> tuple:
         sess = usable_session(sess)
         sess.touch()
         current = list(models or [])
+        share = guards.visitors.request_address(request)  # the visitor's share of the DNS threads
         try:
-            spec = custom_endpoint(base_url, model_id, api_key or None)
+            spec = dataclasses.replace(custom_endpoint(base_url, model_id, api_key or None), lookup_share=share)
             if guards.public_mode():  # each check is a DNS look-up: so many a minute, so many at once
                 sess.limits().check_endpoint_check()
             # public mode: no loopback, private or metadata addresses
-            guards.check_model(spec, visitor=sess.sid)
+            guards.check_model(spec, visitor=sess.sid, share=share)
         except (CatalogError, guards.GuardError) as exc:
             toast(str(exc))  # escaped: the message quotes what the visitor typed
             return gr.update(), sess

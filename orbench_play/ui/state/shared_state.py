@@ -1,5 +1,5 @@
 """What the page says and needs about state shared between replicas (Redis):
-the start-up rule, the banner's lines, and a visitor's id for the run limits.
+the start-up rule, the banner's lines, and a visitor's id for the per-visitor limits.
 
 Start-up (`startup_check`): with `ORBENCH_REDIS_URL` set and Redis not
 answering, a public demo refuses to start (its budget and limits would not be
@@ -47,19 +47,21 @@ def problems() -> list[str]:
 
 
 async def visitor_id(request: Any) -> str | None:
-    """The visitor's address as a keyed hash (the shared secret, so every replica
-    agrees), for runs-per-minute limits across replicas; None when the limits
-    are not shared or the address is unknown. Behind a proxy, the address is
-    the client's when the proxy is trusted (uvicorn's FORWARDED_ALLOW_IPS)."""
-    if redis_link.link() is None:
-        return None
-    client = getattr(request, "client", None)
-    address = getattr(client, "host", None)
+    """The visitor's address (`guards.visitors`: the peer, or the entry the trusted
+    proxies added, per ORBENCH_PROXY_HOPS) as a keyed hash, for the per-visitor limits;
+    None when the address is unknown (the limits then count per session). With Redis
+    the key is under the shared secret, so every replica agrees; while Redis is down,
+    under this installation's own."""
+    address = request_address(request)
     if not address:
         return None
     from ...cache import default_cache, scope
 
-    await default_cache().prepare()
-    if scope.shared_secret() is None:
-        return None  # Redis is down: the per-session limits stand in
-    return scope.visitor_key(str(address))
+    if redis_link.link() is not None:
+        await default_cache().prepare()
+    return scope.visitor_key(address)
+
+
+def request_address(request: Any) -> str | None:
+    """The visitor's address, by the trust rule of `guards.visitors`."""
+    return guards.visitors.request_address(request)
