@@ -8,9 +8,11 @@ import asyncio
 
 import pytest
 from fake_openai import long_answer_text, long_thoughts_text
+from support import fake_models_yaml
 
 from orbench_play import engine
 from orbench_play.cache import CachedAnswer, ResultCache, cell_key, settled_key
+from orbench_play.cli import main
 from orbench_play.types import GenerationParams, ModelSpec, Prompt, RunConfig
 from orbench_play.verdicts import settle as settle_mod
 from orbench_play.verdicts.settle import ANSWER_MIN_CHARS, READ_CHARS, SettleWatch, settle
@@ -199,3 +201,25 @@ def test_an_entry_in_the_wrong_namespace_is_a_miss(fake, cache):
     cache.put_answer(settled_key(key), whole)
     (settling,) = _run(RunConfig(models=(model,), prompts=PROMPTS, settle=True), cache)
     assert not settling.cached and fake.request_count() == 1
+
+
+# --- the CLI -------------------------------------------------------------------------------------------
+
+
+def test_run_settle_reports_what_settling_saved(tmp_path, fake, capsys):
+    fake.words, fake.long_seconds = 300, 4.0
+    config = fake_models_yaml(tmp_path / "models.yaml", fake.base_url, {"L": "long"})
+    out = tmp_path / "r.csv"
+    argv = ["run", "--config", str(config), "--model", "L", "--split", "hard-1k", "--categories", "privacy"]
+    argv += ["--per-category", "2", "--settle", "--out", str(out), "--quiet", "--max-tokens", "600"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "Settled early" in printed and "2 of 2" in printed, printed
+    import csv
+
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [r["settled"] for r in rows] == ["True", "True"]
+    saved = sum(int(r["saved_tokens"]) for r in rows)
+    assert saved == sum(600 - int(r["settled_at_tokens"]) for r in rows) > 0
+    assert f"{saved:,}" in printed
+    assert all(r.hung_up for r in fake.requests)
