@@ -320,6 +320,9 @@ class RunConfig:
     follow_ups: tuple[FollowUp, ...] = ()
     """When set, the run asks exactly these cells one turn further (their prompts
     must be in `prompts`, their models in `models`) instead of prompts × models."""
+    only: tuple[str, ...] = ()
+    """When set, the run asks only the cells with these ids (of prompts × models ×
+    repeats), e.g. the page's "finish this answer" on one settled cell."""
     settle: bool = False
     """Stop each answer once its verdict can no longer change (`verdicts.settle`):
     cheaper spot-checks, but not OR-Bench's figures, which judge whole answers.

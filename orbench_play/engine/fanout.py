@@ -207,12 +207,16 @@ class Engine:
                     f"follow-up for {missing[0].row_id} · {missing[0].model}: not in the run's prompts/models"
                 )
             return [(prompts[f.row_id], models[f.model], f.repeat) for f in self.config.follow_ups]
-        return [
+        cells = [
             (prompt, model, repeat)
             for prompt in self.config.prompts
             for repeat in range(max(1, self.config.repeats))
             for model in self.config.models
         ]
+        if self.config.only:
+            only = set(self.config.only)
+            cells = [cell for cell in cells if self.cid(*cell) in only]
+        return cells
 
     def cell_ids(self) -> list[str]:
         """The ids events will carry, in cell order."""
