@@ -97,6 +97,19 @@ def default_models(catalog: Catalog, *, space: bool | None = None) -> list[str]:
     return installed if in_space or PAIR_OUTSIDE_SPACES else installed[:1]
 
 
+def settle_default(models: Sequence[str] | None) -> bool:
+    """Whether a run of `models` settles unless told otherwise (the page's `settle`
+    switch, the API's runs): on when every model is an embedded demo model, whose
+    answers run to their cap on a 2-core machine; off as soon as one is not (an API
+    model's figures should be OR-Bench's, which judges whole answers)."""
+    names = [str(m) for m in models or []]
+    try:
+        from ...models.embedded import MODELS
+    except Exception:
+        return False
+    return bool(names) and all(name in MODELS for name in names)
+
+
 class PlaygroundBase:
     """State shared by all visitors, and the lookups every handler needs."""
 
@@ -120,6 +133,7 @@ class PlaygroundBase:
         self.judge = os.environ.get("ORBENCH_JUDGE") or "keyword"
         self.default_models = default_models(catalog)
         self.default_setup = Setup(models=list(self.default_models))
+        self.default_settle = settle_default(self.default_models)
 
     # -- helpers --------------------------------------------------------------------
 
