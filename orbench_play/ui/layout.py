@@ -425,8 +425,13 @@ def build_blocks(pg: Playground) -> gr.Blocks:
 
 
 def build_demo(catalog: Catalog | None = None) -> gr.Blocks:
-    demo = build_blocks(Playground(catalog))
+    """The page over `catalog`; `demo.embedded_defaults` names the embedded models it
+    preselects (`main` starts their servers in the warm-up, before the first Run)."""
+    pg = Playground(catalog)
+    demo = build_blocks(pg)
     demo.queue(default_concurrency_limit=None)
+    local = tuple(name for name in pg.default_models if pg.catalog.entries[name].is_local)
+    demo.embedded_defaults = local  # type: ignore[attr-defined]
     return demo
 
 
