@@ -53,6 +53,20 @@ Gradio names an event after its function, and names are unique across private
 and public events, so the page's Stop would take `stop` and leave `/stop_1` to the API."""
 
 
+DEMO_MODELS_INFO = (
+    " The local models are small demo models that run here without a key: they show how the playground "
+    "works, not how any hosted model behaves."
+)
+
+
+def models_info(pg: Playground) -> str:
+    """The Models box's help line; it says the embedded models are demos when the catalog has them."""
+    from ..models.embedded import MODELS
+
+    text = "Pick from the catalog or type any LiteLLM model string and press Enter."
+    return text + (DEMO_MODELS_INFO if any(name in pg.catalog.entries for name in MODELS) else "")
+
+
 def _live_grid_js() -> str:
     """The page side of the live grid (`live_grid.js`, package data)."""
     return resources.files("orbench_play.ui").joinpath("assets", "live_grid.js").read_text(encoding="utf-8")
@@ -231,7 +245,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     allow_custom_value=True,
                     max_choices=MAX_MODELS,
                     label=f"Models (1–{MAX_MODELS})",
-                    info="Pick from the catalog or type any LiteLLM model string and press Enter.",
+                    info=models_info(pg),
                     elem_id="models",
                 )
                 model_events = _add_models(pg, models, state)
