@@ -91,6 +91,37 @@ def test_the_watch_judges_at_most_once_per_few_dozen_characters(monkeypatch):
     assert len(calls) <= 1 + (watch.chars - ANSWER_MIN_CHARS) // settle_mod.CHECK_EVERY_CHARS + 1
 
 
+def test_the_replay_measures_settled_against_whole_and_against_people():
+    from orbench_play.evaluation.data import LabelledRow
+    from orbench_play.evaluation.settling import settle_figures
+
+    rows = [
+        LabelledRow(PROMPT, RECIPE + " " + RECIPE, "direct_answer", "s"),
+        LabelledRow(PROMPT, REFUSAL, "direct_refusal", "s"),
+        LabelledRow(PROMPT, REFUSAL + LECTURE * 12, "direct_refusal", "s", coarse=True),
+    ]
+    f = settle_figures(rows)
+    assert (f.answers, f.settled, f.labelled, f.labelled_classes) == (3, 2, 3, 2)
+    assert f.binary == f.classes == 1.0 and f.label_delta(True) == 0.0
+    recipe_saved = 1 - watch_chars(RECIPE + " " + RECIPE) / len(RECIPE + " " + RECIPE)
+    assert f.shares[0] == pytest.approx(recipe_saved) and f.shares[1] == 0.0
+    assert f.median_saved == sorted(f.shares)[1] and f.shares[2] > 0 and 0 < f.saved_share < 1
+
+
+def watch_chars(text: str) -> int:
+    """Where the settle watch stops `text`, fed word by word as the replay feeds it."""
+    import re
+
+    from orbench_play.verdicts import LiveVerdict
+
+    live, watch = LiveVerdict(PROMPT), SettleWatch(PROMPT)
+    for word in re.findall(r"\s*\S+\s*", text):
+        live.feed(word)
+        if watch.feed(word, live.label):
+            return watch.chars
+    return len(text)
+
+
 # --- the engine: the stop ---------------------------------------------------------------------------
 
 

@@ -205,9 +205,9 @@ def target_rows(figures: dict[str, SettleFigures], prefix: str) -> list[tuple[st
     for name, f in figures.items():
         if not f.settled:
             continue
-        rows.append((f"settled = whole, binary, {prefix}{name}", f.binary, TARGET_BINARY))
-        rows.append((f"settled = whole, 3-class, {prefix}{name}", f.classes, TARGET_CLASSES))
+        rows.append((f"settled=whole, binary, {prefix}{name}", f.binary, TARGET_BINARY))
+        rows.append((f"settled=whole, 3-class, {prefix}{name}", f.classes, TARGET_CLASSES))
         delta = f.label_delta(True)
         if delta is not None:
-            rows.append((f"settled vs labels (1 + Δ), {prefix}{name}", 1 + delta, 1 - LABEL_SLACK))
+            rows.append((f"settled vs labels (1+Δ), {prefix}{name}", 1 + delta, 1 - LABEL_SLACK))
     return rows

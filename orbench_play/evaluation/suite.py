@@ -479,21 +479,21 @@ def _settle_section(
     parts (the other projects' and the OR-Bench-style dev set) only."""
     from . import settling
 
-    groups = (
-        ("development (thresholds chosen here): ", [*ext_dev, *dev]),
-        ("XSTest (not tuned on): ", xstest),
-        ("held-out: ", [*ext_held, *heldout]),
+    groups = (  # (title, rows, the targets' prefix)
+        ("development (thresholds chosen here)", [*ext_dev, *dev], "dev "),
+        ("XSTest (not tuned on)", xstest, "xstest "),
+        ("held-out", [*ext_held, *heldout], "held "),
     )
     blocks = []
     payload["settle"] = {}
     targets: list[tuple[str, float | None, float]] = []
-    for title, rows in groups:
+    for title, rows, prefix in groups:
         if not rows:
             continue
         found = settling.by_source(rows)
-        blocks.append(settling.format_settle(f"Settling early, {title.rstrip(': ')}", found))
-        payload["settle"][title.rstrip(": ")] = {k: v.as_dict() for k, v in found.items()}
-        targets += settling.target_rows(found, "")
+        blocks.append(settling.format_settle(f"Settling early, {title}", found))
+        payload["settle"][title] = {k: v.as_dict() for k, v in found.items()}
+        targets += settling.target_rows(found, prefix)
     figures["settle_targets"] = targets
     return "\n\n".join(blocks)
 
