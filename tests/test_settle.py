@@ -183,6 +183,34 @@ def test_a_reasoning_model_never_settles_on_its_thoughts(fake):
     assert long_answer_text(PROMPTS[0].text, 300).startswith(result.response)
 
 
+@pytest.mark.usefixtures("engine_warmed_up")
+def test_a_priced_model_is_billed_what_arrived_and_told_what_the_rest_would_have_cost(fake, monkeypatch, no_egress):
+    """A provider model LiteLLM prices (the fake server poses as OpenAI): the spend cap is
+    charged for the tokens that arrived before the stop, and the result prices the
+    tokens settling saved at the model's output price."""
+    from orbench_play import budget
+    from orbench_play.budget import guard as spend_guard
+    from orbench_play.models import bare_model
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-settle")
+    monkeypatch.setenv("ORBENCH_BUDGET_USD", "100")
+    fake.words, fake.long_seconds = 300, 6.0
+    fake.set_behaviour("gpt-4o-mini", "long")
+    paid = bare_model("openai/gpt-4o-mini")
+    params = GenerationParams(max_tokens=1000)
+    (result,) = _run(RunConfig(models=(paid,), prompts=PROMPTS, params=params, use_cache=False, settle=True))
+    assert result.settled and fake.requests[-1].hung_up
+    saved = 1000 - result.settled_at_tokens
+    assert result.saved_tokens == saved
+    price = spend_guard._price(paid.litellm_model, 0, saved)
+    assert price > 0 and result.saved_cost_usd == pytest.approx(price)
+    guard = budget.default_guard()
+    assert guard is not None and not guard._reserved
+    arrived = spend_guard._price(paid.litellm_model, 0, result.settled_at_tokens)
+    assert arrived <= guard.spent_today() < arrived + spend_guard._price(paid.litellm_model, 200, 0)
+
+
 # --- the cache: partial and whole apart ---------------------------------------------------------------
 
 
