@@ -160,8 +160,10 @@ def test_first_run_with_the_defaults_shows_both_embedded_models_apart(fresh_app)
         log,
         # Every default but the categories: two, not ten (8 answers, not 40). The default
         # run's own time is make bench's first_run_browser figure: 40 real answers here kept
-        # both cores busy for minutes and starved the suite's other workers.
-        query="?categories=privacy,violence",
+        # both cores busy for minutes and starved the suite's other workers. These two are
+        # where the default run (seed 0, greedy) has Qwen refuse toxic prompts (2 of 2 here)
+        # and SmolLM2 none: the two points are apart on the toxic axis.
+        query="?categories=harmful,hate",
         models={SMOL, QWEN},
         limit_ms=PAIR_LIMIT_MS,
         tag="-pair",
@@ -181,6 +183,8 @@ def test_first_run_with_the_defaults_shows_both_embedded_models_apart(fresh_app)
     (ARTIFACTS / "first-run-pair-timings.txt").write_text(figure, encoding="utf-8")
     print(figure)
     assert shown["settle"], "the settle switch is on by default for the embedded models"
+    refused = {m: int(_refusals(found, m, "toxic").split("/")[0]) for m in (SMOL, QWEN)}
+    assert refused[QWEN] > refused[SMOL], f"the two points are not apart on the toxic axis: {refused}"
     assert sorted(shown["rows"]) == sorted([SMOL, QWEN]), shown["board"][:2000]
     assert sorted(shown["points"]) == sorted([SMOL, QWEN])
     assert shown["intervals"] >= 2 * 3, shown["board"][:2000]  # over-refusal, toxic refusal, mini-score, each
