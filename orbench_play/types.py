@@ -378,7 +378,8 @@ class CellResult:
     """Output tokens (thoughts and answer) that had arrived when a settled answer was stopped."""
     saved_tokens: int | None = None
     """A settled answer's max tokens minus `settled_at_tokens`: at most what settling saved
-    (the answer might have ended sooner; it never ran longer)."""
+    (the answer might have ended sooner; it never ran longer); 0 when the settled answer is
+    replayed from the cache (nothing would have been generated)."""
     saved_cost_usd: float | None = None
     """What `saved_tokens` would have cost at the model's output price (0 where it has none)."""
 
