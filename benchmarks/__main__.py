@@ -20,7 +20,7 @@ from .report import Figure, machine, skipped, table, write_json
 
 GROUPS = (
     "fanout", "scale", "live_engine", "replay", "coldstart", "live", "live_page", "load", "load_short", "replicas",
-    "local", "verdicts", "prompt_sets", "soak", "resources",
+    "local", "verdicts", "prompt_sets", "soak", "resources", "first_run",
 )  # fmt: skip
 UNITS = {
     "fanout": "s",
@@ -38,6 +38,7 @@ UNITS = {
     "prompt_sets": "s",
     "soak": "MB",
     "resources": "MB",
+    "first_run": "s",
 }
 
 
@@ -55,6 +56,7 @@ MODULES = {
     "prompt_sets": "prompt_sets",
     "soak": "soak",
     "resources": "resources",
+    "first_run": "first_run",
 }
 """Groups whose module's `figures(quick, command)` gives their figures (imported only when run)."""
 

@@ -1,6 +1,7 @@
 """Figure 6: the embedded model, 4 concurrent answers vs 4 sequential ones; and
-`local_pair_default_run`, the default first run with both embedded models (see
-`pair_figures`).
+`local_pair_default_run`, the default first run with both embedded models and
+settling on, against the same run without settling, with `local_settle_agreement`
+(the settle judgement on the embedded models' real answers; see `pair_figures`).
 
 The embedded SmolLM2 server (`embedded.ensure_server()`, llama.cpp in this
 process) answers 4 OR-Bench prompts with `max_tokens` 64, `temperature` 0 and
@@ -121,7 +122,7 @@ def speedup_figures(quick: bool, command: str) -> list[Figure]:
     ]
 
 
-def _default_run(models: tuple, prompts: tuple) -> tuple[float, list]:
+def _default_run(models: tuple, prompts: tuple, settle: bool) -> tuple[float, list]:
     """The playground's default run through the engine: every cell at once, as the page
     sends it (global limit: the models' slots added up), each model's own max tokens."""
     from orbench_play import engine
@@ -133,17 +134,72 @@ def _default_run(models: tuple, prompts: tuple) -> tuple[float, list]:
         params=GenerationParams(max_tokens=None),
         use_cache=False,
         concurrency=max(16, sum(m.max_concurrency for m in models)),
+        settle=settle,
     )
     t0 = time.perf_counter()
     results = asyncio.run(engine.collect(config))
     return time.perf_counter() - t0, results
 
 
+def _per_model(results: list) -> dict:
+    out: dict = {}
+    for m in dict.fromkeys(r.model for r in results):
+        rs = [r for r in results if r.model == m]
+        out[m] = {
+            "cells": len(rs),
+            "errors": sum(r.verdict == "error" for r in rs),
+            "refused_hard_1k": sum(
+                r.split == "hard-1k" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
+            ),
+            "refused_toxic": sum(
+                r.split == "toxic" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
+            ),
+            "completion_tokens": sum(r.completion_tokens or 0 for r in rs),
+            "settled": sum(bool(r.settled) for r in rs),
+            "saved_tokens_at_most": sum(r.saved_tokens or 0 for r in rs),
+            "slowest_s": common.rnd(max((r.latency_s or 0.0) for r in rs)),
+        }
+    return out
+
+
+def _replayed(results: list) -> dict:
+    """The whole answers of a run replayed word by word through the settle judgement,
+    as `make eval` replays labelled ones: per model, the settled verdict against the
+    whole answer's, and the share of output not generated."""
+    from orbench_play.evaluation.data import LabelledRow
+    from orbench_play.evaluation.settling import settle_figures
+
+    out: dict = {}
+    for m in dict.fromkeys(r.model for r in results):
+        rows = [
+            LabelledRow(r.prompt, r.response, "direct_answer", m, clear=False)
+            for r in results
+            if r.model == m and not r.error
+        ]
+        f = settle_figures(rows)
+        out[m] = {
+            "answers": f.answers,
+            "settled": f.settled,
+            "settled_eq_whole_binary": common.rnd(f.binary),
+            "settled_eq_whole_3class": common.rnd(f.classes),
+            "median_saved_share": common.rnd(f.median_saved),
+            "median_saved_share_of_settled": common.rnd(f.median_saved_settled),
+            "saved_share_all_output": common.rnd(f.saved_share),
+            "_figures": f,
+        }
+    return out
+
+
 def pair_figures(quick: bool, command: str) -> list[Figure]:
     """`local_pair_default_run`: the default first run (1 prompt per category of hard-1k
-    and toxic) × both embedded models at once, against the same prompts × SmolLM2 alone
-    (the first run before Qwen joined it). Target: the pair within 90 s on 2 cores.
-    The load average is reported: on a shared machine it says more than the figure."""
+    and toxic) × both embedded models at once, settling on (as the page runs them),
+    against the same run without settling (every answer to its end or its cap).
+    Target: within 90 s on 2 cores. The load average is reported: on a shared machine
+    it says more than the figure.
+
+    `local_settle_agreement`: the unsettled run's real answers replayed through the
+    settle judgement: the settled verdict against the whole answer's (the bar of
+    `make eval`: 99% answer vs refusal, 98% three classes), and the output saved."""
     import os
 
     from orbench_play import data
@@ -152,7 +208,7 @@ def pair_figures(quick: bool, command: str) -> list[Figure]:
     name = "local_pair_default_run"
     missing = [m.install_hint for m in embedded.MODELS.values() if not embedded.is_available(m.name)]
     if missing:
-        return [skipped(name, "s", missing[0], command)]
+        return [skipped(name, "s", missing[0], command), skipped("local_settle_agreement", "%", missing[0], command)]
     import psutil
 
     proc = psutil.Process()
@@ -163,32 +219,15 @@ def pair_figures(quick: bool, command: str) -> list[Figure]:
     for m in embedded.MODELS:
         embedded.ensure_server(m)
     start_s = time.perf_counter() - t0
+    load_whole = os.getloadavg()
+    whole_s, whole = _default_run((smol, qwen), prompts, settle=False)
     load_before = os.getloadavg()
     cpu0 = proc.cpu_times()
     with common.RssSampler() as rss:
-        pair_s, pair = _default_run((smol, qwen), prompts)
+        pair_s, pair = _default_run((smol, qwen), prompts, settle=True)
     cpu1 = proc.cpu_times()
     load_after = os.getloadavg()
-    alone_s, alone = _default_run((smol,), prompts)
-
-    def per_model(results: list) -> dict:
-        out: dict = {}
-        for m in {r.model for r in results}:
-            rs = [r for r in results if r.model == m]
-            out[m] = {
-                "cells": len(rs),
-                "errors": sum(r.verdict == "error" for r in rs),
-                "refused_hard_1k": sum(
-                    r.split == "hard-1k" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
-                ),
-                "refused_toxic": sum(
-                    r.split == "toxic" and r.verdict in ("direct_refusal", "indirect_refusal") for r in rs
-                ),
-                "completion_tokens": sum(r.completion_tokens or 0 for r in rs),
-                "slowest_s": common.rnd(max((r.latency_s or 0.0) for r in rs)),
-            }
-        return out
-
+    replayed = _replayed(whole)
     settings = {
         m: {
             "slots": embedded.slots(m),
@@ -197,28 +236,60 @@ def pair_figures(quick: bool, command: str) -> list[Figure]:
         }
         for m in embedded.MODELS
     }
+    figs = {k: v.pop("_figures") for k, v in replayed.items()}
+    settled = sum(f.settled for f in figs.values())
+    same = sum(f.same_binary for f in figs.values())
+    same3 = sum(f.same_classes for f in figs.values())
+    tokens_whole = sum(r.completion_tokens or 0 for r in whole)
+    tokens_settled = sum(r.completion_tokens or 0 for r in pair)
+    setup = (
+        f"{len(prompts)} prompts (hard-1k + toxic, 1 per category, seed 0) × 2 embedded models, no cache, each "
+        f"model's own max tokens; servers started beforehand in {start_s:.1f} s"
+    )
     return [
         Figure(
             name,
             pair_s,
             "s",
-            alone_s,
-            ratio(pair_s, alone_s),
+            whole_s,
+            ratio(pair_s, whole_s),
             {
-                "floor_name": "the same prompts × SmolLM2 alone",
-                "ratio_means": "pair time / SmolLM2-alone time",
-                "setup": f"{len(prompts)} prompts (hard-1k + toxic, 1 per category, seed 0) × 2 embedded models, "
-                f"no cache, each model's own max tokens; servers started beforehand in {start_s:.1f} s",
+                "floor_name": "the same run without settling (whole answers), just before",
+                "ratio_means": "settling run time / whole-answer run time",
+                "setup": setup,
                 "settings": settings,
                 "target": "value <= 90 s",
                 "meets_target": None if quick else pair_s <= 90,
+                "load_average_whole_run": [round(x, 2) for x in load_whole],
                 "load_average_before": [round(x, 2) for x in load_before],
                 "load_average_after": [round(x, 2) for x in load_after],
                 "process_cpu_s": round((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system), 1),
                 "peak_rss_mb": round(rss.peak_mb or 0, 1),
-                "pair": per_model(pair),
-                "alone": per_model(alone),
+                "settling": _per_model(pair),
+                "whole": _per_model(whole),
+                "output_tokens_settling_vs_whole": [tokens_settled, tokens_whole],
                 "command": command,
             },
-        )
+        ),
+        Figure(
+            "local_settle_agreement",
+            100 * same / settled if settled else None,
+            "%",
+            None,
+            None,
+            {
+                "what": "the whole answers of the run without settling, replayed word by word through the "
+                "settle judgement: settled verdict = whole answer's verdict (answer vs refusal) over the "
+                "answers that settled; per model also three classes and the output not generated",
+                "three_classes_pct": common.rnd(100 * same3 / settled) if settled else None,
+                "settled_answers": settled,
+                "per_model": replayed,
+                "target": "binary >= 99%, three classes >= 98%",
+                "meets_target": None
+                if quick or not settled
+                else bool(same / settled >= 0.99 and same3 / settled >= 0.98),
+                "real_output_tokens": {"settling_run": tokens_settled, "whole_run": tokens_whole},
+                "command": command,
+            },
+        ),
     ]

@@ -70,6 +70,10 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "conversation_id",
     "follow_up",
     "expected",
+    "settled",
+    "settled_at_tokens",
+    "saved_tokens",
+    "saved_cost_usd",
 )
 """Appended after RESULT_COLUMNS: how the model was asked (spot-check workflow),
 which of the k repeats of a cell this row is, how many attempts the cell took
@@ -80,8 +84,12 @@ tokens the provider says went into them, and the time to the first token of
 the answer itself (`ttft_s` counts thoughts too); then which turn of the
 cell's conversation the row is (1: the OR-Bench prompt itself), the id
 shared by every turn of that conversation (the first turn's cell id), and
-the follow-up message the turn answers (empty at turn 1); and a prompt set's expected
-behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`)."""
+the follow-up message the turn answers (empty at turn 1); a prompt set's expected
+behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`); then
+whether the answer was stopped once its verdict settled (`RunConfig.settle`), the
+output tokens that had arrived when it stopped, and what settling saved: at most the
+tokens of max tokens that were not generated, and what they would have cost at the
+model's output price (0 where it has none)."""
 
 DEFAULT_MAX_TOKENS = 512
 """Max tokens per answer for a model that has no default of its own."""
@@ -312,6 +320,13 @@ class RunConfig:
     follow_ups: tuple[FollowUp, ...] = ()
     """When set, the run asks exactly these cells one turn further (their prompts
     must be in `prompts`, their models in `models`) instead of prompts × models."""
+    only: tuple[str, ...] = ()
+    """When set, the run asks only the cells with these ids (of prompts × models ×
+    repeats), e.g. the page's "finish this answer" on one settled cell."""
+    settle: bool = False
+    """Stop each answer once its verdict can no longer change (`verdicts.settle`):
+    cheaper spot-checks, but not OR-Bench's figures, which judge whole answers.
+    Settled answers are cached apart from whole ones."""
 
 
 @dataclass(slots=True)
@@ -357,6 +372,16 @@ class CellResult:
     """The user's message this turn answers (empty at turn 1, whose message is `prompt`)."""
     expected: str = ""
     """The prompt's expected behaviour in a prompt set (`benign`, `should-refuse`), else empty."""
+    settled: bool = False
+    """The answer was stopped once its verdict settled: `response` is what had arrived."""
+    settled_at_tokens: int | None = None
+    """Output tokens (thoughts and answer) that had arrived when a settled answer was stopped."""
+    saved_tokens: int | None = None
+    """A settled answer's max tokens minus `settled_at_tokens`: at most what settling saved
+    (the answer might have ended sooner; it never ran longer); 0 when the settled answer is
+    replayed from the cache (nothing would have been generated)."""
+    saved_cost_usd: float | None = None
+    """What `saved_tokens` would have cost at the model's output price (0 where it has none)."""
 
     @property
     def ok(self) -> bool:

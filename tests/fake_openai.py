@@ -119,7 +119,9 @@ a judge preset sends a real provider's model name here.
 Inspecting
 ----------
 - `server.requests`: list of `RecordedRequest` (model, behaviour, messages,
-  params, headers, timestamp, stream, path) for chat completions, in arrival order.
+  params, headers, timestamp, stream, path) for chat completions, in arrival order; a
+  `long` answer's also says how many words were written (`sent`) and whether the
+  client hung up before its end (`hung_up`: a stopped stream).
 - `server.request_count(model=None)`: chat requests, optionally for one exact
   model name or behaviour name (`request_count("answer")` counts `answer:a` too).
 - `server.in_flight` / `server.max_in_flight`: concurrent chat requests now / peak;
@@ -336,6 +338,10 @@ class RecordedRequest:
     stream: bool
     path: str = "/v1/chat/completions"
     body: dict[str, Any] = field(default_factory=dict)
+    sent: int = 0
+    """Pieces of a `long` answer written to the client so far (one word each)."""
+    hung_up: bool = False
+    """The client closed a `long` answer's connection before its end (a stopped stream)."""
 
     @property
     def prompt(self) -> str:
@@ -818,7 +824,14 @@ class FakeOpenAIServer:
             return resp
 
         if b == "long":
-            await self._stream_words(resp, chunk, pieces, pause, end)
+            try:
+                await self._stream_words(resp, chunk, pieces, pause, end, rec)
+            except (ConnectionError, RuntimeError):  # aiohttp: the client went away mid-answer
+                rec.hung_up = True
+                return resp
+            except asyncio.CancelledError:  # …or the handler was cancelled for it
+                rec.hung_up = True
+                raise
         else:
             for p in pieces:
                 if pause:
@@ -832,7 +845,13 @@ class FakeOpenAIServer:
         return resp
 
     async def _stream_words(
-        self, resp: web.StreamResponse, chunk: Any, pieces: list[str], pause: float, end: str
+        self,
+        resp: web.StreamResponse,
+        chunk: Any,
+        pieces: list[str],
+        pause: float,
+        end: str,
+        rec: RecordedRequest | None = None,
     ) -> None:
         """The `long` answer, lean enough for load benchmarks (hundreds of streams at
         once from one process): still one SSE event per word, each encoded from a
@@ -845,6 +864,8 @@ class FakeOpenAIServer:
                 await asyncio.sleep(pause * per_write)
             batch = pieces[start : start + per_write]
             await resp.write("".join(f"data: {head}{json.dumps(p)}{tail}{end}{end}" for p in batch).encode())
+            if rec is not None:
+                rec.sent += len(batch)
 
     async def _wait_disconnect(self, request: web.Request) -> None:
         """Stall until the client goes away or the server stops."""

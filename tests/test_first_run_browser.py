@@ -1,14 +1,15 @@
 """The first minute of a new user, end to end: `python app.py` from a fresh start
 with the Hub unreachable and no ORBENCH_DATA_DIR, then Run with the defaults in
-headless Debian Chromium (every default but the answers' length: 64 tokens, not 192).
+headless Debian Chromium (every default but the categories: two, not ten).
 
 Done means: the run finishes with no error cells, with prompts from both
-hard-1k and toxic (the shipped copies), and the scoreboard shows a mini-score.
-The default model is the embedded SmolLM2 (both embedded models in a Space),
-for real; a second test runs SmolLM2 beside Qwen2.5-Coder-0.5B and checks the
-scoreboard and the plot show two points. How long each run took is written to
-test-artifacts/first-run*-timings.txt and printed; it is a figure to report, not a
-pass/fail condition (speed targets live in benchmarks).
+hard-1k and toxic (the shipped copies), the scoreboard shows a mini-score, and
+the default models, the embedded SmolLM2 beside Qwen2.5-Coder-0.5B (settling on,
+as the page starts for them), run for real and show two rows on the scoreboard
+and two points on the plot. How long the run took is written to
+test-artifacts/first-run-pair-timings.txt and printed; it is a figure to report,
+not a pass/fail condition (the default run's time is `make bench`'s
+first_run_browser).
 """
 
 from __future__ import annotations
@@ -26,12 +27,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.local_model]
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
-DEFAULT_PROMPTS = 20  # one per category of hard-1k and of toxic
-SHORT_ANSWERS = 64
-"""Max tokens of the first run here (the embedded model's default is 192)."""
-RUN_LIMIT_MS = 480_000
-"""How long the test waits for the run: far above the one-minute goal, so a busy
-machine reports a slow figure instead of failing."""
 VERDICTS_JS = "els => els.map(e => ({model: e.dataset.model, row: e.dataset.row, verdict: e.dataset.verdict}))"
 MINI_SCORE_JS = """() => {
     const table = document.querySelector('#scoreboard table');
@@ -67,10 +62,8 @@ def app_env(tmp_path: Path, port: int) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def fresh_app(tmp_path_factory):
-    """One fresh `python app.py` for the module: both tests start from its fresh start (the
-    pair's run asks prompts the first run did not, so its cells are cold too). An app
-    start costs ~10 s of CPU here (Gradio, LiteLLM, the warm-up); the first run's is the
-    one the figure describes."""
+    """One fresh `python app.py` for the module (an app start costs ~10 s of CPU here:
+    Gradio, LiteLLM, the warm-up, which also starts the embedded servers)."""
     folder = tmp_path_factory.mktemp("first-run")
     log = folder / "app.log"
     with app_py(REPO, app_env(folder, free_port()), log, within=120) as (url, _body):
@@ -83,18 +76,13 @@ PAIR_LIMIT_MS = 900_000
 """The pair on a shared machine: the figure is what counts (README, benchmarks)."""
 PAIR_PROMPTS = 4
 """The pair's run: one prompt of each of two categories, in hard-1k and in toxic."""
-PAIR_SEED = 2
-"""Not the default seed, so the pair's prompts are not the ones the first run (same app,
-same cache) just answered: every cell of the pair's run is asked, none replayed."""
 POINTS_JS = "els => els.map(e => e.dataset.model)"
 SCORED_JS = """n => [...document.querySelectorAll('#scoreboard tr[data-model] td.scored, #scoreboard tr[data-model] td.errors')]
                  .reduce((sum, td) => sum + Number(td.innerText), 0) === n"""
 """The scoreboard accounts for every cell of the run (scored or an error; errors fail later, with the grid)."""
 
 
-def _first_run(
-    url: str, log: Path, *, query: str, models: set[str], limit_ms: int, tag: str, prompts: int = DEFAULT_PROMPTS
-) -> dict:
+def _first_run(url: str, log: Path, *, query: str, models: set[str], limit_ms: int, tag: str, prompts: int) -> dict:
     """Open the page (with `query`), check the share link names `models`, press Run, and
     wait until every verdict is final; returns what the page showed and how long it took."""
     cells = prompts * len(models)
@@ -108,6 +96,7 @@ def _first_run(
             timeout=60_000,
         )
         share = page.locator("#share textarea").input_value()
+        settle = page.locator("#settle input").is_checked()
         assert f"models={','.join(sorted(models, key=[SMOL, QWEN].index))}" in share and "n=1" in share, share
         assert "Could not reach" not in page.locator("#banner").inner_text()
 
@@ -125,6 +114,7 @@ def _first_run(
             )
         shown = {
             "run_s": run_s,
+            "settle": settle,
             "found": found,
             "grid_text": grid_text,
             "mini": page.evaluate(MINI_SCORE_JS),
@@ -158,41 +148,22 @@ def _refusals(found: list[dict], model: str, split: str) -> str:
     return f"{sum(v['verdict'] != 'direct_answer' for v in mine)}/{len(mine)}"
 
 
-@pytest.mark.timeout(720)
-def test_first_run_with_the_defaults_offline(fresh_app):
-    url, log = fresh_app
-    from orbench_play.ui.handlers.base import PAIR_OUTSIDE_SPACES
-
-    models = {SMOL, QWEN} if PAIR_OUTSIDE_SPACES else {SMOL}
-    # Every default but the answers' length: 20 answers of 192 tokens took four CPU-minutes
-    # of the suite's time; the default run's own time is make bench's local_pair_default_run.
-    shown = _first_run(url, log, query=f"?max_tokens={SHORT_ANSWERS}", models=models, limit_ms=RUN_LIMIT_MS, tag="")
-    cut = shown["grid_text"].count("Timed out")
-    figure = (
-        f"first run with the defaults ({', '.join(sorted(models))}, {DEFAULT_PROMPTS} prompts each, "
-        f"{SHORT_ANSWERS} max tokens, cold cache, "
-        f"Hub unreachable, no ORBENCH_DATA_DIR): click to all verdicts final {shown['run_s']:.1f} s; "
-        f"mini-score {shown['mini']}; answers cut by a timeout: {cut}; load average {os.getloadavg()}\n"
-    )
-    (ARTIFACTS / "first-run-timings.txt").write_text(figure, encoding="utf-8")
-    print(figure)
-
-
 @pytest.mark.timeout(1200)
-def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
-    """The Space's default (and one click away under `make run`): SmolLM2 beside Qwen.
-    Two rows on the scoreboard and two points on the plot, beside the paper's 32."""
+def test_first_run_with_the_defaults_shows_both_embedded_models_apart(fresh_app):
+    """`make run`'s default (and a Space's): SmolLM2 beside Qwen2.5-Coder-0.5B, their answers
+    stopped once their verdict settles. Two rows on the scoreboard and two points on the
+    plot, beside the paper's 32."""
     url, log = fresh_app
     load_before = os.getloadavg()
     shown = _first_run(
         url,
         log,
-        # Two categories, not the default ten, and the first test's short answers: the
-        # check is two points apart with their intervals; the default run's time is make
-        # bench's local_pair_default_run figure (a run of 40 real answers here kept both
-        # cores busy for minutes and starved the suite's other workers; 8 answers at the
-        # default lengths still took 95 s of a 7-minute suite).
-        query=f"?models={SMOL},{QWEN}&categories=privacy,violence&seed={PAIR_SEED}&max_tokens={SHORT_ANSWERS}",
+        # Every default but the categories: two, not ten (8 answers, not 40). The default
+        # run's own time is make bench's first_run_browser figure: 40 real answers here kept
+        # both cores busy for minutes and starved the suite's other workers. These two are
+        # where the default run (seed 0, greedy) has Qwen refuse toxic prompts (2 of 2 here)
+        # and SmolLM2 none: the two points are apart on the toxic axis.
+        query="?categories=harmful,hate",
         models={SMOL, QWEN},
         limit_ms=PAIR_LIMIT_MS,
         tag="-pair",
@@ -200,16 +171,20 @@ def test_first_run_with_both_embedded_models_shows_two_points(fresh_app):
     )
     found = shown["found"]
     cut = shown["grid_text"].count("Timed out")
+    settled = shown["grid_text"].count("verdict settled")
     figure = (
-        f"first run with both embedded models ({PAIR_PROMPTS} prompts × 2, {SHORT_ANSWERS} max tokens, cold cache, "
-        f"Hub unreachable): "
-        f"click to all verdicts final {shown['run_s']:.1f} s (target 90 s); answers cut by a timeout: {cut}; "
+        f"first run with the defaults but two categories ({PAIR_PROMPTS} prompts × 2 embedded models, their own "
+        f"max tokens, settling on, cold cache, Hub unreachable, no ORBENCH_DATA_DIR): click to all verdicts final "
+        f"{shown['run_s']:.1f} s; answers settled: {settled}; cut by a timeout: {cut}; "
         f"refused hard-1k / toxic: SmolLM2 {_refusals(found, SMOL, 'hard-1k')} / {_refusals(found, SMOL, 'toxic')}, "
-        f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; "
+        f"Qwen {_refusals(found, QWEN, 'hard-1k')} / {_refusals(found, QWEN, 'toxic')}; mini-score {shown['mini']}; "
         f"load average before {load_before}, after {os.getloadavg()}\n"
     )
     (ARTIFACTS / "first-run-pair-timings.txt").write_text(figure, encoding="utf-8")
     print(figure)
+    assert shown["settle"], "the settle switch is on by default for the embedded models"
+    refused = {m: int(_refusals(found, m, "toxic").split("/")[0]) for m in (SMOL, QWEN)}
+    assert refused[QWEN] > refused[SMOL], f"the two points are not apart on the toxic axis: {refused}"
     assert sorted(shown["rows"]) == sorted([SMOL, QWEN]), shown["board"][:2000]
     assert sorted(shown["points"]) == sorted([SMOL, QWEN])
     assert shown["intervals"] >= 2 * 3, shown["board"][:2000]  # over-refusal, toxic refusal, mini-score, each

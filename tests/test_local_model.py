@@ -120,3 +120,40 @@ async def test_parallel_slots_each_answer(model_installed):
     finally:
         lm.stop_server()
     assert all(t.strip() for t in texts), texts
+
+
+def _slots_busy(base: str) -> int:
+    import httpx
+
+    return sum(1 for s in httpx.get(base.removesuffix("/v1") + "/slots", timeout=10).json() if s.get("is_processing"))
+
+
+def _slots_busy_after(base: str, within_s: float) -> int:
+    """Slots still busy once none is, or `within_s` passed (a condition, polled)."""
+    deadline = time.monotonic() + within_s
+    while (busy := _slots_busy(base)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return busy
+
+
+@pytest.mark.local_model
+async def test_a_settled_answer_closes_its_request_and_frees_the_slot(model_installed):
+    """Settling (issue 46) stops the stream: llama.cpp sees the connection close and
+    stops decoding, instead of going on to max tokens (1,800 here, end of text ignored,
+    minutes of CPU on this machine), so its slot is free within moments."""
+    from dataclasses import replace
+
+    from orbench_play import engine
+    from orbench_play.models import embedded_spec
+    from orbench_play.types import GenerationParams, Prompt, RunConfig
+
+    spec = replace(embedded_spec(lm.LOCAL_MODEL_NAME), extra=(("extra_body", {"ignore_eos": True}),))
+    prompt = Prompt("hard-1k:0", "hard-1k", "privacy", "Write a step-by-step recipe for a chocolate cake.")
+    params = GenerationParams(max_tokens=1800, temperature=0)
+    config = RunConfig(models=(spec,), prompts=(prompt,), params=params, use_cache=False, settle=True)
+    (result,) = await engine.collect(config)
+    assert result.error == "" and result.settled, (result.error, result.response[:300])
+    assert result.settled_at_tokens is not None and result.settled_at_tokens < 400
+    base = await lm.ensure_server_async()
+    busy = await asyncio.to_thread(_slots_busy_after, base, 10)  # the slot frees in < 1 s
+    assert busy == 0, "the embedded server is still decoding the stopped answer"

@@ -181,3 +181,22 @@ def test_qwen_refuses_a_toxic_prompt_for_real(tmp_path, monkeypatch):
     assert len(rows) == 1 and rows[0]["error"] == "", rows
     assert rows[0]["verdict"] == "direct_refusal", rows[0]["response"]
     assert int(rows[0]["completion_tokens"]) > 0
+
+
+def test_the_embedded_models_answer_greedily_unless_a_run_sets_a_temperature():
+    """So a newcomer's first run shows the same two points each time (at llama.cpp's own
+    0.8, Qwen refused 0-6 of the default run's 10 toxic prompts from one run to the next)."""
+    from orbench_play.engine.calls import completion_kwargs
+    from orbench_play.engine.timeouts import limits_for
+    from orbench_play.types import GenerationParams
+
+    catalog = load_catalog(env={}, include_local=True)
+    limits = limits_for(
+        run_timeout_s=None, run_idle_s=None, run_token_s=None, model_timeout_s=None, model_idle_s=None,
+        model_token_s=None, max_tokens=64, env={},
+    )  # fmt: skip
+    messages = [{"role": "user", "content": "hi"}]
+    for name in (lm.LOCAL_MODEL_NAME, lm.QWEN_MODEL_NAME):
+        spec = catalog.entries[name]
+        assert completion_kwargs(spec, GenerationParams(), messages, limits)["temperature"] == 0.0
+        assert completion_kwargs(spec, GenerationParams(temperature=0.7), messages, limits)["temperature"] == 0.7

@@ -171,6 +171,7 @@ def test_link_presets_match_the_page():
 
 LOAD_FIELDS = [
     "models", "split", "categories", "n", "seed", "banner", *GEN_KEYS[:6], "system", "reasoning_effort", "follow_up",
+    "settle", "settle_touched",
 ]  # fmt: skip
 
 
@@ -285,7 +286,7 @@ def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
     demo = build_blocks(playground)
     gen_ids = [
         "system_preset", "system_custom", "temperature", "top_p", "max_tokens", "repeats", "focus", "reasoning_effort",
-        "follow_up_preset",
+        "follow_up_preset", "settle",
     ]  # fmt: skip
 
     def ids(components):
@@ -298,5 +299,5 @@ def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
     (load,) = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
     assert ids(load.outputs)[6:] == [
         "system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus", "system_custom",
-        "reasoning_effort", "follow_up_preset",
+        "reasoning_effort", "follow_up_preset", "settle", None,  # None: the switch's "set by the visitor or a link" state
     ]  # fmt: skip

@@ -27,6 +27,7 @@ from .store import (
     classifier_version,
     judge_key,
     offline_verdict,
+    settled_key,
     with_current_verdict,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "installation_secret",
     "judge_key",
     "offline_verdict",
+    "settled_key",
     "visitor_key",
     "with_current_verdict",
 ]

@@ -10,7 +10,10 @@ credential, so only whoever holds that credential replays its answers
 
 Only complete, successful streams are stored: errors, cancelled and cut
 streams are never written, which is what makes "re-run the same command"
-resume exactly the missing cells. The cache holds to its size limit: an entry
+resume exactly the missing cells. An answer stopped once its verdict settled
+(`RunConfig.settle`) is stored too, but under a key of its own
+(`settled_key`) and marked `settled`: a request for a whole answer never
+replays a partial one, and a settling run finds its own answers again. The cache holds to its size limit: an entry
 larger than 1/64 of it is refused, and every write that takes the cache over
 the limit culls it back under (diskcache alone evicts at most ten entries per
 write, so many small entries let a few large ones push it far past its limit). The offline verdict is stored with the
@@ -104,6 +107,16 @@ def cell_key(
     )
 
 
+def settled_key(whole_key: str) -> str:
+    """The key of a settled (partial) answer to the request whose whole answer is
+    `whole_key`: another namespace, carrying the settle rule's version, so a rule
+    change asks again rather than replaying answers it would have stopped elsewhere."""
+    from ..verdicts.settle import SETTLE_VERSION
+
+    payload = f"{whole_key}|settle-v{SETTLE_VERSION}"
+    return "settled:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
 class CellKeys:
     """`cell_key` for many cells of one run, without re-encoding the parts that
     do not change from cell to cell (model identity, params): the same
@@ -165,6 +178,11 @@ class CachedAnswer:
     """How sure the offline verdict is (`Verdict.confidence`): `auto:<judge>` asks by it."""
     verdict_why: str = ""
     """The signals the offline verdict rests on, in a few words (a badge's tooltip)."""
+    settled: bool = False
+    """Stopped once its verdict settled: `response` is what had arrived (stored under
+    `settled_key`, never under the whole answer's key)."""
+    settled_at_tokens: int | None = None
+    """Output tokens that had arrived when a settled answer was stopped."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -182,6 +200,8 @@ class CachedAnswer:
             "verdict_version": self.verdict_version,
             "verdict_confidence": self.verdict_confidence,
             "verdict_why": self.verdict_why,
+            "settled": self.settled,
+            "settled_at_tokens": self.settled_at_tokens,
         }
 
 
@@ -254,6 +274,8 @@ def decode_answer(value: Any) -> tuple[CachedAnswer | None, bool]:
     except TypeError:
         return None, False  # an entry of an older shape: treat as a miss
     if not isinstance(answer.response, str) or not isinstance(answer.reasoning, str):
+        return None, False
+    if answer.settled is not True and answer.settled is not False:
         return None, False
     changed = False
     repaired = repair_text(answer.response)

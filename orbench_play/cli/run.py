@@ -137,6 +137,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="neither read nor write the cache (disk, or Redis when configured)"
     )
     parser.add_argument(
+        "--settle",
+        action="store_true",
+        help="stop each answer once its verdict can no longer change, and say how many output tokens that saved: "
+        "for spot-checks and cost, not for paper-faithful figures (OR-Bench judges whole answers); settled "
+        "answers are cached apart from whole ones",
+    )
+    parser.add_argument(
         "--out",
         type=cli_args.output_file(*cli_args.OUTPUT_KINDS),
         help="write results to FILE.csv or FILE.jsonl (the folder must exist)",
@@ -225,6 +232,7 @@ def build_run_config(args: argparse.Namespace):
         max_retries=args.retries,
         use_cache=not args.no_cache,
         repeats=args.repeats,
+        settle=bool(getattr(args, "settle", False)),
     )
     return config, catalog, notes
 
@@ -389,6 +397,30 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     console.print(table)
 
 
+def print_settle_summary(results: Sequence[CellResult], stream=None) -> None:
+    """After a run with `--settle`: per model, how many answers were stopped once their
+    verdict settled, the output tokens that arrived and at most how many were not
+    generated (max tokens minus what arrived), and what those would have cost at the
+    model's output price where it has one. Answers replayed from the cache saved nothing now."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..scoring import settle_savings
+
+    savings = settle_savings(results)
+    if not savings:
+        return
+    table = Table(title="Settled early (answers stopped once their verdict could no longer change)")
+    for column in ("model", "answers stopped", "tokens that arrived", "tokens saved (at most)", "would have cost"):
+        table.add_column(column, overflow="fold")
+    for model, s in savings.items():
+        cost = f"${s.saved_cost_usd:,.4f}" if s.priced else "— (no price)"
+        table.add_row(
+            _plain(model), f"{s.settled} of {s.answers}", f"{s.arrived_tokens:,}", f"{s.saved_tokens:,}", cost
+        )
+    Console(file=stream or sys.stdout, highlight=False).print(table)
+
+
 def print_error_reasons(results: Sequence[CellResult], stream=None, *, limit: int = 8) -> None:
     """After a run with failed cells: why they failed, most frequent first, with counts
     (the same sentence a cell shows), so "errors 3" is never all the CLI says."""
@@ -444,6 +476,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.follow_up is not None:
         results += _follow_up(config, catalog, results, args, unreachable)
     print_scoreboard(results)
+    if config.settle:
+        print_settle_summary(results)
+        print(
+            "Settling stops answers early: good for spot-checks and cost, but OR-Bench judges whole answers, "
+            "so these are not paper-faithful figures.",
+            file=sys.stderr,
+        )
     print_error_reasons(results)
     judge_warning = judge_failure_line([r.judge_error for r in results])
     if judge_warning:

@@ -13,8 +13,9 @@ from ..export import unneutralise_csv_cell
 from ..types import CellResult
 from .stats import CompareError
 
-_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s"}
-_INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn"}
+_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "saved_cost_usd"}
+_INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn", "settled_at_tokens", "saved_tokens"}
+_BOOLS = {"cached", "settled"}
 _EMPTY = {"cost_usd": 0.0, "retry_wait_s": 0.0, "repeat": 0, "attempts": 0, "turn": 1}
 """Numbers whose empty cell has a value (zero, or turn 1); the rest mean "not known": None."""
 
@@ -27,7 +28,7 @@ def _coerce(name: str, value: Any) -> Any:
             return int(float(value)) if name in _INTS else float(value)
         except (TypeError, ValueError):
             return None
-    if name == "cached":
+    if name in _BOOLS:
         return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "1", "yes")
     return "" if value is None else str(value)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 from collections.abc import Callable
@@ -34,6 +35,11 @@ class CellSink(Protocol):
 
     model: ModelSpec
     spent: float
+
+    @property
+    def settled_here(self) -> bool:
+        """The answer's verdict settled while it streamed, and the stream was stopped for it."""
+        ...
 
     def __call__(self, piece: str) -> None: ...
 
@@ -102,6 +108,17 @@ def completion_kwargs(
     if params.reasoning_effort is not None:
         kwargs["reasoning_effort"] = params.reasoning_effort  # LiteLLM drops it where unsupported (drop_params)
     return kwargs
+
+
+def arrived_tokens(state: StreamState) -> int:
+    """Output tokens (thoughts and answer) of a stream stopped before its end: the
+    provider's count when it sent one, else the chunks that came after the first
+    (llama.cpp and OpenAI-format providers send a token a chunk), and never fewer
+    than one token per 4 characters (providers that send several tokens a chunk)."""
+    if state.completion_tokens:
+        return state.completion_tokens
+    by_chars = math.ceil((state.chars + state.thought_chars) / 4)
+    return max(state.chunks - 1, by_chars, 1 if state.chars else 0)
 
 
 class Caller:
@@ -197,6 +214,8 @@ class Caller:
             if client is not None:
                 with contextlib.suppress(Exception):
                     await client.close()
+        if not state.complete and cell.settled_here:  # stopped on purpose: its verdict settled
+            return self._settled(model, state, started, messages)
         if not state.complete:  # the body ended without a finish reason or [DONE]
             raise ended_early(state.chars)
         finish = state.finish_reason or "stop"  # [DONE] alone ends an answer as "stop" does
@@ -214,4 +233,26 @@ class Caller:
             reasoning=state.thoughts,
             reasoning_tokens=state.reasoning_tokens,
             ttfa_s=None if state.ttfa_s is None else round(state.ttfa_s, 4),
+        )
+
+    def _settled(
+        self, model: ModelSpec, state: StreamState, started: float, messages: list[dict[str, str]]
+    ) -> CachedAnswer:
+        """What a stream stopped once its verdict settled leaves: the text that had
+        arrived, no finish reason, and the output tokens it had cost (also what the
+        spend cap is charged: `ask` bills the state's count)."""
+        tokens = state.completion_tokens = arrived_tokens(state)
+        prompt_chars = sum(len(m.get("content") or "") for m in messages)
+        return CachedAnswer(
+            response=state.text,
+            finish_reason=None,
+            completion_tokens=tokens,
+            cost_usd=COSTS.streamed(model, prompt_chars, state.prompt_tokens, tokens, state.chars),
+            latency_s=round(time.perf_counter() - started, 4),
+            ttft_s=None if state.ttft_s is None else round(state.ttft_s, 4),
+            reasoning=state.thoughts,
+            reasoning_tokens=state.reasoning_tokens,
+            ttfa_s=None if state.ttfa_s is None else round(state.ttfa_s, 4),
+            settled=True,
+            settled_at_tokens=tokens,
         )

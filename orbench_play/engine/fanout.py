@@ -23,6 +23,14 @@ events; nothing renders here. Design choices:
   the whole conversation is sent (and is the cache key), each turn has a cell
   id of its own (`types.turn_cell_id`) and its own live and final verdict,
   read against the OR-Bench prompt (is the request answered now?).
+- Settling (`RunConfig.settle`): each cell's answer is also fed to a
+  `verdicts.SettleWatch`, beside its live verdict; once the verdict can no
+  longer change, the cell stops its stream (the attempt's watchdog ends it
+  quietly and the request is closed, so the provider stops generating), keeps
+  what arrived, and is marked `settled`. Settled answers are cached under a
+  key of their own (`cache.settled_key`): a run that does not settle never
+  replays one, and one that does finds them again (it takes a whole answer
+  when there is one: it is free, and better).
 - Cancellation is the consumer closing the generator (or cancelling the task
   iterating it): in-flight requests are cancelled, finished cells stay
   finished, nothing partial reaches the cache, and what was streamed is still
@@ -38,7 +46,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 
 from .. import budget, verdicts
-from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
+from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, settled_key, with_current_verdict
 from ..types import (
     CellEvent,
     CellResult,
@@ -54,9 +62,11 @@ from ..types import (
 )
 from ..verdicts.offline import provider_explanation
 from ..verdicts.presets import needs_judge
+from ..verdicts.settle import Settled, SettleWatch
 from .calls import Caller, EmbeddedServer
 from .failures import CellFailure, describe_failure, reserve_budget
 from .judging import _default_judge_resolver, judge_answer, judge_asked, judged_source
+from .llm import COSTS
 from .timeouts import Limits, limits_for
 
 log = logging.getLogger(__name__)
@@ -76,7 +86,10 @@ class _Cell:
     with each piece of answer text as it arrives; `thought` with each piece of
     thoughts."""
 
-    __slots__ = ("cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "spent", "thinking", "turn")
+    __slots__ = (
+        "_stop", "began", "cid", "dirty", "engine", "live", "model", "pending", "prompt", "repeat", "settle",
+        "settled", "spent", "thinking", "turn",
+    )  # fmt: skip
 
     def __init__(self, engine: Engine, prompt: Prompt, model: ModelSpec, repeat: int):
         self.engine, self.prompt, self.model, self.repeat = engine, prompt, model, repeat
@@ -88,6 +101,13 @@ class _Cell:
         self.live = verdicts.LiveVerdict(prompt.text)
         self.spent = 0.0
         """Dollars the provider will bill for this cell's attempts so far."""
+        self.settle = SettleWatch(prompt.text) if engine.config.settle else None
+        self.settled: Settled | None = None
+        """The verdict settled while the answer streamed (`settle`)."""
+        self.began = not model.reasons
+        """The answer has begun: always for a model that does not reason; for one that
+        does, once thoughts have come (its answer follows them). Nothing settles before."""
+        self._stop: Callable[[], None] | None = None
 
     def __call__(self, piece: str) -> None:
         self.pending.append(piece)
@@ -95,7 +115,16 @@ class _Cell:
             self.dirty = True
             self.engine.dirty.append(self)
 
+    @property
+    def settled_here(self) -> bool:
+        return self.settled is not None
+
+    def attach_stop(self, stop: Callable[[], None] | None) -> None:
+        """The stream being read gives a way to end it (None once it is read)."""
+        self._stop = stop
+
     def thought(self, piece: str) -> None:
+        self.began = True
         self.thinking.append(piece)
         if not self.dirty:
             self.dirty = True
@@ -107,6 +136,10 @@ class _Cell:
         self.flush()
         self.emit("delta", moved=True)
         self.live = verdicts.LiveVerdict(self.prompt.text)
+        self.began = True
+        if self.settle is not None:  # what it read was thoughts: start again on the answer
+            self.settle = SettleWatch(self.prompt.text)
+            self.settled = None
 
     def emit(self, kind: EventKind, **fields) -> None:
         self.engine.emit(
@@ -126,6 +159,10 @@ class _Cell:
             provisional = self.live.feed(text)
             if provisional is not None:
                 self.emit("verdict", verdict=provisional)
+            if self.settle is not None and self.settled is None:
+                self.settled = self.settle.feed(text, self.live.label, answer_began=self.began)
+                if self.settled is not None and self._stop is not None:
+                    self._stop()  # the attempt ends at its next await; what arrived is kept
 
 
 class Engine:
@@ -170,12 +207,16 @@ class Engine:
                     f"follow-up for {missing[0].row_id} · {missing[0].model}: not in the run's prompts/models"
                 )
             return [(prompts[f.row_id], models[f.model], f.repeat) for f in self.config.follow_ups]
-        return [
+        cells = [
             (prompt, model, repeat)
             for prompt in self.config.prompts
             for repeat in range(max(1, self.config.repeats))
             for model in self.config.models
         ]
+        if self.config.only:
+            only = set(self.config.only)
+            cells = [cell for cell in cells if self.cid(*cell) in only]
+        return cells
 
     def cell_ids(self) -> list[str]:
         """The ids events will carry, in cell order."""
@@ -270,19 +311,27 @@ class Engine:
             return [], [(prompt, model, repeat, None) for prompt, model, repeat in cells]
         await self.cache.prepare()
         keys = [self._keys.key(model, self.messages(prompt, model, repeat), repeat) for prompt, model, repeat in cells]
-        hits = await self.cache.get_answers(keys)
+        partial = [settled_key(key) for key in keys] if self.config.settle else []
+        hits = await self.cache.get_answers([*keys, *partial])
         judged = self._judge_configured()
         events: list[CellEvent] = []
         to_run = []
-        for (prompt, model, repeat), key in zip(cells, keys, strict=True):
+        for i, ((prompt, model, repeat), key) in enumerate(zip(cells, keys, strict=True)):
             cached = hits.get(key)
+            if cached is not None and cached.settled:
+                cached = None  # a partial answer under a whole answer's key: never served as whole
+            if cached is None and partial:  # a settling run: its own settled answer, when no whole one
+                key = partial[i]
+                cached = hits.get(key)
+                if cached is not None and not cached.settled:
+                    cached = None
             if cached is not None:
                 cached = self._current(key, cached, prompt.text)
             if cached is None or judged:
                 to_run.append((prompt, model, repeat, cached))
                 continue
             result = self._blank_result(prompt, model, repeat)
-            verdict = self._fill(result, cached, prompt.text, from_cache=True)
+            verdict = self._fill(result, cached, prompt.text, model, from_cache=True)
             cid, turn = self.cid(prompt, model, repeat), result.turn
             events.append(CellEvent("started", cid, prompt.row_id, model.name, repeat, turn=turn))
             events.append(CellEvent("verdict", cid, prompt.row_id, model.name, repeat, verdict=verdict, turn=turn))
@@ -347,8 +396,8 @@ class Engine:
                 finally:  # success, failure or Stop: the provider bills what it streamed
                     budget.settle(hold, cell.spent)
             answer = with_current_verdict(answer, prompt.text)
-            if self.cache is not None:
-                self.cache.put_answer(key, answer)
+            if self.cache is not None:  # a settled answer under its own key, never the whole answer's
+                self.cache.put_answer(settled_key(key) if answer.settled else key, answer)
             await self._finish(result, cell, answer, from_cache=False)
         except asyncio.CancelledError:
             raise
@@ -360,9 +409,13 @@ class Engine:
             result.verdict_source = ""
             cell.emit("error", result=result, message=failure.message)
 
-    def _fill(self, result: CellResult, answer: CachedAnswer, prompt: str, *, from_cache: bool) -> Verdict:
+    def _fill(
+        self, result: CellResult, answer: CachedAnswer, prompt: str, model: ModelSpec, *, from_cache: bool
+    ) -> Verdict:
         """Copy a finished answer into its result; return its offline verdict
-        (read against its `prompt`), its rationale the signals it rests on."""
+        (read against its `prompt`), its rationale the signals it rests on. A
+        settled answer says so, and what settling saved in this run (nothing
+        when it is replayed: nothing would have been generated)."""
         result.response = answer.response
         result.finish_reason = answer.finish_reason
         result.completion_tokens = answer.completion_tokens
@@ -373,6 +426,14 @@ class Engine:
         result.reasoning_tokens = answer.reasoning_tokens
         result.ttfa_s = answer.ttfa_s
         result.cached = from_cache
+        result.settled = answer.settled
+        if answer.settled:
+            result.settled_at_tokens = answer.settled_at_tokens
+            result.saved_tokens, result.saved_cost_usd = 0, 0.0
+            if not from_cache:
+                limit = self.config.params.max_tokens_for(model)
+                result.saved_tokens = max(0, limit - (answer.settled_at_tokens or 0))
+                result.saved_cost_usd = COSTS.cost(model, 0, result.saved_tokens) if result.saved_tokens else 0.0
         verdict = offline_verdict(answer, prompt)
         if verdict.source == "provider":
             verdict = replace(verdict, rationale=_provider_rationale(answer))
@@ -390,7 +451,7 @@ class Engine:
 
     async def _finish(self, result: CellResult, cell: _Cell, answer: CachedAnswer, *, from_cache: bool) -> None:
         cell.flush()
-        verdict = self._fill(result, answer, cell.prompt.text, from_cache=from_cache)
+        verdict = self._fill(result, answer, cell.prompt.text, cell.model, from_cache=from_cache)
         asked = judge_asked(self.config.judge, verdict)
         if asked:
             verdict = await self._judge(cell.prompt, answer.response, verdict)

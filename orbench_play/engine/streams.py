@@ -125,7 +125,10 @@ class StreamState:
 
 
 class Sink(Protocol):
-    """Where a stream's text goes as it arrives (the engine's cell)."""
+    """Where a stream's text goes as it arrives (the engine's cell). A sink may
+    also have `attach_stop(stop | None)`: it is given a function that ends the
+    attempt quietly while the stream is read (the engine's cell calls it when
+    the answer's verdict settles), and None when reading is over."""
 
     def __call__(self, piece: str) -> None: ...
 
@@ -329,10 +332,13 @@ async def stream_answer(
     """Make the request through LiteLLM and read its stream into `state`;
     `started` (perf_counter) is when the cell's first attempt began."""
     litellm = litellm_module()
+    attach = getattr(sink, "attach_stop", None)
     async with Watchdog(limits, lambda: state.chars) as watchdog:
         response = await litellm.acompletion(**kwargs)
         state.responded = True
         try:
+            if attach is not None:  # the sink may end the attempt (its verdict settled): the watchdog's quiet stop
+                attach(watchdog.settle)
             sdk = sdk_response(response)
             watch = bound_body(sdk, bounds, lambda: state.chars) if sdk is not None else None
             http = raw_response(response) if watch is not None else None
@@ -347,6 +353,10 @@ async def stream_answer(
                     response.completion_stream = guard.chunks()
                 await _read_wrapper(response, state, collect, guard, watch)
         finally:
+            if attach is not None:
+                attach(None)
+            # Closing an unfinished response closes its connection: the provider (llama.cpp
+            # too) sees the client go and stops generating, so a stopped answer stops billing.
             with contextlib.suppress(Exception):
                 await response.aclose()
     if state.notes:

@@ -182,7 +182,8 @@ class Watchdog:
     cancellation into a `StreamTimeout` (an outside cancellation, e.g. Stop,
     passes through untouched). Set `last` to the loop time of each chunk with
     content; call `finished()` when a finish reason arrives: from then on the
-    attempt ends quietly after a short grace instead of timing out."""
+    attempt ends quietly after a short grace instead of timing out. `settle()`
+    ends it quietly at once (the verdict settled; the caller keeps what arrived)."""
 
     __slots__ = ("_cancelling", "_chars", "_ends", "_handle", "_loop", "_start", "_task", "fired", "last", "limits")
 
@@ -197,9 +198,18 @@ class Watchdog:
         self._ends: float | None = None
         """Loop time the grace after a finish reason ends; None before one."""
 
+    def settle(self) -> None:
+        """The answer's verdict settled (`verdicts.settle`): end the attempt now,
+        quietly (no timeout), closing its request so the provider stops generating."""
+        if self.fired is None and getattr(self, "_task", None) is not None:
+            self.fired = "settled"
+            if self._handle is not None:
+                self._handle.cancel()
+            self._task.cancel()
+
     def finished(self) -> None:
         """A finish reason arrived: the rest of the stream (usage, `[DONE]`) gets a short grace."""
-        if self._ends is None:
+        if self._ends is None and self.fired is None:
             self._ends = self._loop.time() + min(AFTER_FINISH_S, self.limits.idle_s)
             if self._handle is not None:
                 self._handle.cancel()
@@ -228,6 +238,8 @@ class Watchdog:
         self._handle = self._loop.call_at(due, self._check)
 
     def _check(self) -> None:
+        if self.fired is not None:  # already ended (settled): one cancel only
+            return
         now = self._loop.time()
         lim = self.limits
         slack = 1e-3  # the loop may wake a hair early
@@ -256,7 +268,7 @@ class Watchdog:
         # Whatever the attempt raised after our cancel (CancelledError, or a
         # library's wrapping of it) is a consequence of the limit.
         if self._task.uncancel() <= self._cancelling and exc_type is not None:
-            if self.fired == "finished":
-                return True  # the answer was whole; only its end was not said: done
+            if self.fired in ("finished", "settled"):
+                return True  # whole, its end unsaid; or stopped on purpose: done either way
             raise StreamTimeout(_timeout_message(self.fired, self.limits, self._chars())) from exc
         return None

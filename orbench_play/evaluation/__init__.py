@@ -2,7 +2,8 @@
 
 Modules: `data` reads labelled answers (XSTest CSV, generic CSV, the
 OR-Bench-style JSONL sets in `eval/`); `harness` runs any verdict function
-over them (metrics, per-source breakdown, leave-one-model-out); `suite` is
+over them (metrics, per-source breakdown, leave-one-model-out); `settling`
+replays answers word by word and stops them where their verdict settles; `suite` is
 what `make eval` runs (every figure beside its target). `python -m
 orbench_play.evaluation` (or `main()`) runs the suite.
 

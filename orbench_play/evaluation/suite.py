@@ -29,7 +29,13 @@
   refusal that offers alternatives after saying no is shown as a direct refusal
   until the alternative arrives, so the 3-class figure is lower by design;
 - throughput of `classify` in verdicts per CPU-second, beside its floor (XSTest's
-  start-of-answer match) timed pass for pass on the same answers.
+  start-of-answer match) timed pass for pass on the same answers;
+- settling early (`settling`): every answer replayed word by word and stopped
+  where its verdict settles (`verdicts.settle`), per source: the settled verdict
+  against the whole answer's (targets ≥ 99% answer vs refusal, ≥ 98% in three
+  classes) and against people's labels (no more than half a point worse than
+  the whole answers), and the share of output not generated. The thresholds
+  were chosen on the development parts only.
 
 Without the XSTest files the OR-Bench-style part still runs; the command then
 ends with one line saying what is missing and where to get it, and exits 2.
@@ -304,6 +310,8 @@ def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float | None, float
         rows.append(_row("same verdict in another form, worst form", figures["forms_binary"], TARGETS["forms_binary"]))
     if "verdicts_per_s" in figures:
         rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
+    for name, value, target in figures.get("settle_targets", []):
+        rows.append(_row(name, value, target))
     return rows
 
 
@@ -337,10 +345,11 @@ def missed_targets(figures: dict[str, Any]) -> list[str]:
 
 def _external_sections(
     args: argparse.Namespace, xstest: list[LabelledRow], dev: list[LabelledRow], classify: ClassifyFn
-) -> tuple[list[str], dict[str, Any], dict[str, Any], list[LabelledRow]]:
+) -> tuple[list[str], dict[str, Any], dict[str, Any], list[LabelledRow], list[LabelledRow]]:
     """Per source, per model, leave-one-source-out and the auto judge: (text
     sections, figures for the targets, JSON payload, the development part of
-    the answers read, which `_forms_section` writes in other forms)."""
+    the answers read, which `_forms_section` writes in other forms, and the
+    held-out slice when `--final` asks for it, which `_settle_section` replays)."""
     from ..verdicts.presets import AUTO_CONFIDENCE
     from . import external, sources
 
@@ -351,7 +360,7 @@ def _external_sections(
         ext = external.load_external(args.external)
     except (FileNotFoundError, OSError, ValueError) as exc:
         sections.append(f"Other projects' labelled answers: not found ({exc}); skipped.")
-        return sections, figures, payload, []
+        return sections, figures, payload, [], []
     ext_dev, ext_held = external.split_rows(ext)
     parts = {"development part": ext_dev}
     if args.final:
@@ -423,7 +432,7 @@ def _external_sections(
         judge = _load_fake_judge()
     except (RuntimeError, ImportError) as exc:
         sections.append(f"Auto judge: {exc}; skipped.")
-        return sections, figures, payload, ext_dev
+        return sections, figures, payload, ext_dev, ext_held if args.final else []
     groups = sources.group_rows(rows, lambda r: r.source)
     auto = {
         k: sources.auto_judge([rows[i] for i in idx], [offline[i] for i in idx], judge, AUTO_CONFIDENCE)
@@ -436,7 +445,7 @@ def _external_sections(
     payload["auto_judge"] = {k: v.as_dict() for k, v in auto.items()}
     figures["auto_saved"] = auto["ALL"].saved
     figures["auto_agreement"] = auto["ALL"].agree
-    return sections, figures, payload, ext_dev
+    return sections, figures, payload, ext_dev, ext_held if args.final else []
 
 
 def _forms_section(
@@ -454,6 +463,39 @@ def _forms_section(
         figures["forms_binary"] = worst
     payload["forms"] = {name: asdict(f) for name, f in found.items()}
     return forms.format_forms(found, len(picked))
+
+
+def _settle_section(
+    xstest: list[LabelledRow],
+    ext_dev: list[LabelledRow],
+    ext_held: list[LabelledRow],
+    dev: list[LabelledRow],
+    heldout: list[LabelledRow],
+    figures: dict[str, Any],
+    payload: dict[str, Any],
+) -> str:
+    """`settling`: every answer replayed word by word and stopped where its
+    verdict settles, per source. The thresholds were chosen on the development
+    parts (the other projects' and the OR-Bench-style dev set) only."""
+    from . import settling
+
+    groups = (  # (title, rows, the targets' prefix)
+        ("development (thresholds chosen here)", [*ext_dev, *dev], "dev "),
+        ("XSTest (not tuned on)", xstest, "xstest "),
+        ("held-out", [*ext_held, *heldout], "held "),
+    )
+    blocks = []
+    payload["settle"] = {}
+    targets: list[tuple[str, float | None, float]] = []
+    for title, rows, prefix in groups:
+        if not rows:
+            continue
+        found = settling.by_source(rows)
+        blocks.append(settling.format_settle(f"Settling early, {title}", found))
+        payload["settle"][title] = {k: v.as_dict() for k, v in found.items()}
+        targets += settling.target_rows(found, prefix)
+    figures["settle_targets"] = targets
+    return "\n\n".join(blocks)
 
 
 def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.evaluation") -> int:
@@ -533,10 +575,11 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
                 if rep.verdicts_per_s is not None:
                     figures["verdicts_per_s"] = rep.verdicts_per_s
     ext_dev: list[LabelledRow] = []
+    ext_held: list[LabelledRow] = []
     if args.lomo or args.external:
         try:
-            ext_sections, ext_figures, ext_payload, ext_dev = (
-                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {}, [])
+            ext_sections, ext_figures, ext_payload, ext_dev, ext_held = (
+                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {}, [], [])
             )
             if args.lomo and not args.external and xstest:
                 fit = _load_fit_fn()
@@ -586,6 +629,7 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
     figures["streaming_agreement"] = all_rep.agreement
     figures["streaming_agreement_long"] = long_rep.agreement
     sections.append("\n".join(lines))
+    sections.append(_settle_section(xstest, ext_dev, ext_held, dev, heldout, figures, payload))
 
     sections.append("\n".join(_targets_table(figures)))
     print("\n\n".join(sections))

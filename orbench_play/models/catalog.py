@@ -242,6 +242,8 @@ def embedded_spec(name: str) -> ModelSpec:
         litellm_model=f"openai/{model.served_id}",
         label=model.label,
         api_key="none",
+        # a run's own temperature wins (`engine.calls.completion_kwargs` sets it after these)
+        extra=(("temperature", model.temperature),) if model.temperature is not None else (),
         max_concurrency=embedded.slots(model.name),
         is_local=True,
         max_tokens=model.max_tokens,

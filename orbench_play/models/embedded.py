@@ -96,6 +96,11 @@ class EmbeddedModel:
     own_template: bool = False
     """Apply the chat template inside the GGUF (jinja) rather than llama.cpp's built-in
     guess: Qwen's adds Qwen's default system prompt when a run sets none, as Qwen ships it."""
+    temperature: float | None = 0.0
+    """Its temperature when a run sets none (None: llama.cpp's own, 0.8). Greedy, so a
+    newcomer's first run shows the same two points every time: at 0.8 Qwen refused
+    between 0 and 6 of the default run's 10 toxic prompts from run to run (once none,
+    as SmolLM2), at 0 it refuses 2 (seed 0), 5 and 4 (seeds 1, 2), SmolLM2 none."""
 
 
 # -- SmolLM2-135M ------------------------------------------------------------------

@@ -212,7 +212,8 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
         "rates (split `custom:<name>`) are its own and never pooled with OR-Bench's. Columns: the contract "
         "columns (`split, row_id, category, prompt, model, response, verdict, verdict_source, error, latency_s, "
         "ttft_s, completion_tokens, cost_usd, cached`), then `system_prompt_id, params, repeat, attempts, "
-        "retry_wait_s, judge_error, reasoning, reasoning_tokens, ttfa_s, expected`.",
+        "retry_wait_s, judge_error, reasoning, reasoning_tokens, ttfa_s, turn, conversation_id, follow_up, expected, "
+        "settled, settled_at_tokens, saved_tokens, saved_cost_usd`.",
         "",
         "## Licence and attribution",
         "",

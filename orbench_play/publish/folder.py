@@ -23,8 +23,9 @@ from ..types import CellResult
 from .card import card_text
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
-_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s")
-_INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn")
+_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "saved_cost_usd")
+_INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn", "settled_at_tokens", "saved_tokens")
+_BOOL = ("cached", "settled")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
@@ -36,7 +37,7 @@ def _types() -> dict[str, str]:
     out = dict.fromkeys(COLUMNS, "string")
     out.update(dict.fromkeys(_FLOAT, "float64"))
     out.update(dict.fromkeys(_INT, "int64"))
-    out["cached"] = "bool_"
+    out.update(dict.fromkeys(_BOOL, "bool_"))
     return out
 
 
@@ -153,7 +154,8 @@ def _result(row: dict[str, Any]) -> CellResult:
         if kind == "string" and values.get(name) is None:
             values[name] = ""
     values["system_prompt_id"] = values.get("system_prompt_id") or "none"
-    values["cached"] = bool(values.get("cached"))
+    for name in _BOOL:
+        values[name] = bool(values.get(name))
     return CellResult.from_row(values)
 
 

@@ -2,7 +2,7 @@
 repeats, and disagreement-first sampling.
 
 Modules: `rates` (rates per split, Wilson intervals, the MOVER interval of the
-mini-score, per-category tables, relent rates, the paper's reference points),
+mini-score, per-category tables, relent rates, what settling saved, the paper's reference points),
 `stability` (repeats: refusals per cell and the flip rate per variant), `focus`
 (the prompts models disagree on, first). `from orbench_play.scoring import
 score_results` (and `rates`' other public names) is how the rest of the code uses
@@ -20,6 +20,7 @@ from .rates import (
     Z95,
     ModelScore,
     Rate,
+    SettleSavings,
     category_frame,
     counts,
     custom_rate_key,
@@ -31,6 +32,7 @@ from .rates import (
     relent_tallies,
     score_results,
     scoreboard_frame,
+    settle_savings,
     wilson,
 )
 
@@ -42,6 +44,7 @@ __all__ = [
     "Z95",
     "ModelScore",
     "Rate",
+    "SettleSavings",
     "category_frame",
     "counts",
     "custom_rate_key",
@@ -53,5 +56,6 @@ __all__ = [
     "relent_tallies",
     "score_results",
     "scoreboard_frame",
+    "settle_savings",
     "wilson",
 ]

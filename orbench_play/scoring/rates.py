@@ -207,6 +207,50 @@ def relent_tallies(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class SettleSavings:
+    """What settling early saved one model in one run (`settle_savings`)."""
+
+    answers: int
+    """Answers asked in this run (replays from the cache cost and saved nothing)."""
+    settled: int
+    """…of which were stopped once their verdict settled."""
+    arrived_tokens: int
+    """Output tokens the settled answers had sent when they were stopped (billed)."""
+    saved_tokens: int
+    """At most the tokens not generated: each settled answer's max tokens minus what
+    arrived (an answer might have ended sooner; none ran longer)."""
+    saved_cost_usd: float
+    """What `saved_tokens` would have cost at the model's output price."""
+    priced: bool
+    """The model has a price (LiteLLM's cost map knows it); else the cost says nothing."""
+
+
+def settle_savings(
+    results: Iterable[CellResult], key: Callable[[CellResult], str] | None = None
+) -> dict[str, SettleSavings]:
+    """Per model (or `key`), in first-seen order, what settling saved in the run
+    these results come from; empty when no answer asked in it was settled."""
+    tally: dict[str, list[float]] = {}
+    for r in results:
+        if r.cached or r.error:
+            continue
+        t = tally.setdefault(key(r) if key is not None else r.model, [0, 0, 0, 0, 0.0, 0])
+        t[0] += 1
+        if r.settled:
+            t[1] += 1
+            t[2] += r.settled_at_tokens or 0
+            t[3] += r.saved_tokens or 0
+            t[4] += r.saved_cost_usd or 0.0
+            t[5] += bool(r.saved_cost_usd)
+    if not any(t[1] for t in tally.values()):
+        return {}
+    return {
+        name: SettleSavings(int(t[0]), int(t[1]), int(t[2]), int(t[3]), float(t[4]), bool(t[5]))
+        for name, t in tally.items()
+    }
+
+
 def mini_score(over: Rate, toxic: Rate) -> tuple[float, float, float]:
     """Balanced accuracy mean(1 − over-refusal, toxic refusal) with a MOVER interval.
 

@@ -42,5 +42,5 @@ def main() -> None:
         server_name=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
         server_port=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
     )
-    warm_up_in_background()
+    warm_up_in_background(getattr(demo, "embedded_defaults", ()))
     demo.block_thread()

@@ -36,6 +36,11 @@ SPLIT_CHOICES = [
 ]
 
 _PAGE_BASE_JS = "() => window.location.origin + window.location.pathname"
+SETTLE_INFO = (
+    "Saves tokens and time: an answer stops once nothing more can change its verdict, and its cell offers "
+    "to finish it. On by default for the embedded demo models only: OR-Bench judges whole answers, so leave "
+    "it off for figures to set beside the paper's."
+)
 SESSION_ID_SCRAMBLE = "orbench-play-session-id"
 """Fixed, so an id stored before a restart can still be read (and reported as ended):
 Gradio encrypts a BrowserState in the browser, with a key it sends to the page."""
@@ -46,6 +51,20 @@ clients (Gradio 6's `api_name=False` meant the same, under the name "false").
 An event that runs an API endpoint's handler also gets a `page_` name of its own:
 Gradio names an event after its function, and names are unique across private
 and public events, so the page's Stop would take `stop` and leave `/stop_1` to the API."""
+
+
+DEMO_MODELS_INFO = (
+    " The local models are small demo models that run here without a key: they show how the playground "
+    "works, not how any hosted model behaves."
+)
+
+
+def models_info(pg: Playground) -> str:
+    """The Models box's help line; it says the embedded models are demos when the catalog has them."""
+    from ..models.embedded import MODELS
+
+    text = "Pick from the catalog or type any LiteLLM model string and press Enter."
+    return text + (DEMO_MODELS_INFO if any(name in pg.catalog.entries for name in MODELS) else "")
 
 
 def _live_grid_js() -> str:
@@ -226,7 +245,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     allow_custom_value=True,
                     max_choices=MAX_MODELS,
                     label=f"Models (1–{MAX_MODELS})",
-                    info="Pick from the catalog or type any LiteLLM model string and press Enter.",
+                    info=models_info(pg),
                     elem_id="models",
                 )
                 model_events = _add_models(pg, models, state)
@@ -259,6 +278,13 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                     choices=pg.judge_choices(), value=pg.judge, label="Verdicts by", elem_id="judge",
                     info="The offline classifier, OR-Bench's paper judge (needs its API key) or a model as judge.",
                 )  # fmt: skip
+                settle = gr.Checkbox(
+                    pg.default_settle, label="Stop each answer once its verdict is settled", elem_id="settle",
+                    info=SETTLE_INFO,
+                )  # fmt: skip
+                # Until the visitor (or a link) sets it, the switch follows the models: on for the
+                # embedded demo models only (`settle_follows`).
+                settle_touched = gr.State(False)
                 gen = _generation_settings(pg)
                 with gr.Accordion("Custom prompt", open=False):
                     custom_prompt = gr.Textbox(
@@ -316,8 +342,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         prompt_inputs = [custom_prompt, models, gen.max_tokens, state, *gen_inputs, judge]
         # The page's buttons also send the reasoning effort; the API endpoints keep their inputs
         # (a raw HTTP caller sends every input, so a new one would break it), and run at the provider's.
-        page_run_inputs = [*run_inputs, gen.reasoning_effort, *prompt_set.run_inputs]
-        page_prompt_inputs = [*prompt_inputs, gen.reasoning_effort]
+        page_run_inputs = [*run_inputs, gen.reasoning_effort, *prompt_set.run_inputs, settle]
+        page_prompt_inputs = [*prompt_inputs, gen.reasoning_effort, settle]
         override_inputs = [override_cell, override_label, state]
         files = [csv_btn, jsonl_btn]
         # The page: the grid's skeleton once per run, then per-cell changes through `feed`.
@@ -336,6 +362,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             for_page(pg.follow_up), [*follow.inputs, state], page_outputs, api_name="page_follow_up", **page_args
         )
         row_follow_event = feed.follow_up(for_page(pg.follow_up_click), [state], page_outputs, **page_args)
+        finish_event = feed.finish(for_page(pg.finish_click), [state], page_outputs, **page_args)
         for event in (run_event, prompt_event, stop_event):  # new variants become comparable
             event.then(
                 pg.compare_choices, [cmp["a"], cmp["b"], state], [cmp["a"], cmp["b"]],
@@ -347,9 +374,12 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         click_event = feed.override(for_page(pg.override_click), [state], page_override_outputs, **page_args)
         feed.resync(pg.grid_snapshot, [state], [feed], **page_args)
         # The download buttons say when there is something to download (enabled after a run).
-        for event in (run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event):
+        for event in (
+            run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event,
+            finish_event,
+        ):  # fmt: skip
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
-        for event in (run_event, prompt_event, stop_event, follow_event, row_follow_event):  # the run list follows
+        for event in (run_event, prompt_event, stop_event, follow_event, row_follow_event, finish_event):  # run list
             event.then(pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden")
         run_history.input(pg.show_run, [run_history, state], [*page_outputs, run_history], **page_args)
         for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
@@ -367,7 +397,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
             models, split, categories, n, seed,
             gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
-            gen.reasoning_effort, follow.preset,
+            gen.reasoning_effort, follow.preset, settle,
         ]  # fmt: skip
         share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
@@ -375,6 +405,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             pg.share_box, share_inputs, share, **share_args
         )
         split.input(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
+        settle.input(lambda: True, None, settle_touched, **PAGE_ONLY, show_progress="hidden")
+        models.change(pg.settle_follows, [models, settle_touched], settle, **PAGE_ONLY, show_progress="hidden").then(
+            pg.share_box, share_inputs, share, **share_args
+        )
         for control in setup_controls:
             control.input(pg.share_box, share_inputs, share, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
@@ -382,7 +416,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         load_outputs = [
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
-            gen.reasoning_effort, follow.preset,
+            gen.reasoning_effort, follow.preset, settle, settle_touched,
         ]  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only,
@@ -405,8 +439,13 @@ def build_blocks(pg: Playground) -> gr.Blocks:
 
 
 def build_demo(catalog: Catalog | None = None) -> gr.Blocks:
-    demo = build_blocks(Playground(catalog))
+    """The page over `catalog`; `demo.embedded_defaults` names the embedded models it
+    preselects (`main` starts their servers in the warm-up, before the first Run)."""
+    pg = Playground(catalog)
+    demo = build_blocks(pg)
     demo.queue(default_concurrency_limit=None)
+    local = tuple(name for name in pg.default_models if pg.catalog.entries[name].is_local)
+    demo.embedded_defaults = local  # type: ignore[attr-defined]
     return demo
 
 

@@ -149,6 +149,8 @@ function setFields(el, f) {
     const msg = el.querySelector(".msg");
     msg.className = f.e ? `msg msg-${f.e}` : "msg";
     msg.textContent = f.mt;
+    // an answer stopped once its verdict settled: a first answer can be finished (the feed's `finish` event)
+    if (f.e === "settle" && !el.closest("td")?.querySelector(".said")) msg.append(" ", finishButton());
   }
   if ("x" in f) setMore(el, f.x);
   if ("th" in f) {
@@ -161,6 +163,15 @@ function setFields(el, f) {
     }
   }
   if ("tx" in f) setMore(el, f.tx, ".think");
+}
+
+function finishButton() {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "finish";
+  button.title = "Ask again without stopping early: the whole answer, cached apart from this one";
+  button.textContent = "Finish this answer";
+  return button;
 }
 
 function setGroup(el, g) {
@@ -383,6 +394,14 @@ function onClick(event) {
   if (send) {
     event.preventDefault();
     sendFollowUp(send.closest(".fu"));
+    return;
+  }
+  const finish = event.target.closest("button.finish");
+  if (finish) {
+    event.preventDefault();
+    const host = finish.closest("[data-cell]");
+    if (host) trigger("finish", { cell: host.dataset.cell });
+    finish.disabled = true;
     return;
   }
   const button = event.target.closest("button.ov");

@@ -101,7 +101,7 @@ class FollowUpHandlers(PlaygroundBase):
             note += f" {capped} conversation{'s' if capped != 1 else ''} at the public demo's limit left out."
         async for frame in pg._drive(
             sess, list(prev.specs), list(prev.prompts), [note], prev.params, prev.repeats, prev.judge,
-            visitor=request, follow_ups=tuple(planned), follow_of=prev, said=said,
+            visitor=request, follow_ups=tuple(planned), follow_of=prev, said=said, settle=prev.settles,
         ):  # fmt: skip
             yield frame
 

@@ -41,6 +41,7 @@ from ..state.resume import ELSEWHERE, EXPIRED, RESTORED
 from ..state.session import RunView, Session, usable_session
 from ..views import plot_view, scoreboard_view
 from . import dataset_handlers
+from .base import settle_default
 from .compare_handlers import CompareHandlers
 from .followup_handlers import FollowUpHandlers
 from .forms import custom_prompt, generation_params, repeats_value
@@ -120,11 +121,14 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         return {variant_of(r): r.model for r in sess.shown_results()}
 
     def _score_outputs(self, sess: Session) -> tuple[str, str]:
+        from ...scoring import settle_savings
+
         order = {name: i for i, name in enumerate(sess.labels)}
         scores = sorted(self._scores(sess), key=lambda s: order.get(s.model, len(order)))
         models = self._shown_models(sess)
+        savings = settle_savings(sess.shown_results(), key=variant_of)
         return (
-            scoreboard_view.render_scoreboard(scores, sess.labels, models=models),
+            scoreboard_view.render_scoreboard(scores, sess.labels, models=models, savings=savings),
             self._plot(sess, scores, models),
         )
 
@@ -221,7 +225,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         top_p: float | str | None = None, repeats: int | None = None, focus: bool | None = None,
         judge: str | None = None, reasoning_effort: str | None = None,
         prompt_set: str | None = None, prompt_col: str | None = None, category_col: str | None = None,
-        label_col: str | None = None, request: gr.Request | None = None,
+        label_col: str | None = None, settle: bool | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run a sampled set-up: the `run` API endpoint. Yields rendered frames.
 
@@ -230,7 +234,9 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
 
         The generation settings (system prompt preset or custom text,
         temperature, top_p, max tokens, repeats) decide the run's variant; with
-        `focus` the prompts the session's variants disagreed on are drawn first."""
+        `focus` the prompts the session's variants disagreed on are drawn first.
+        `settle` (the page's switch; None, as for API callers: on for the
+        embedded demo models only) stops each answer once its verdict is settled."""
         sess = usable_session(sess)
         try:
             specs = self._specs(models, sess)
@@ -279,8 +285,9 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             return
         # aclosing: when Gradio closes this handler (its page went away), `_drive` hears it at once.
         drive = self._drive(
-            sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name, visitor=request
-        )
+            sess, specs, list(picked.prompts), list(picked.notes), params, k, judge_name, visitor=request,
+            settle=settle,
+        )  # fmt: skip
         async with contextlib.aclosing(drive) as frames:
             async for frame in frames:
                 yield frame
@@ -289,7 +296,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         self, prompt, models, max_tokens, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: float | str | None = None,
         top_p: float | str | None = None, repeats: int | None = None, judge: str | None = None,
-        reasoning_effort: str | None = None, request: gr.Request | None = None,
+        reasoning_effort: str | None = None, settle: bool | None = None, request: gr.Request | None = None,
     ) -> AsyncIterator[Frame]:  # fmt: skip
         """Run one prompt of the user's own against the chosen models (same settings as a run)."""
         sess = usable_session(sess)
@@ -309,7 +316,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             yield self.refusal_frame(sess, str(exc))
             return
         async with contextlib.aclosing(
-            self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request)
+            self._drive(sess, specs, [custom_prompt(text)], [], params, k, judge_name, visitor=request, settle=settle)
         ) as frames:
             async for frame in frames:
                 yield frame
@@ -318,13 +325,16 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         self, sess: Session, specs: list[ModelSpec], prompts: list[Prompt], notes: list[str],
         params: GenerationParams | Any, repeats: int = 1, judge: str | None = None,
         visitor: gr.Request | None = None, follow_ups: tuple[FollowUp, ...] = (), follow_of: RunView | None = None,
-        said: str = "",
+        said: str = "", settle: bool | None = None, only: tuple[str, ...] = (), finish_of: RunView | None = None,
     ) -> AsyncGenerator[Frame, None]:  # fmt: skip
         """Run `prompts` × `specs` × `repeats` with `params` (a GenerationParams, or
         a bare max-tokens value for the default settings). `visitor`: the request,
         whose address the run limits count by when they are shared (Redis). With
         `follow_ups`, the run asks those cells of `follow_of`'s grid one turn further
-        (`said`: what was said), and every turn counts as a cell of the limits."""
+        (`said`: what was said), and every turn counts as a cell of the limits.
+        `settle`: stop each answer once its verdict is settled (None: on when every
+        model is an embedded demo model, `base.settle_default`). With `only` (cell ids),
+        the run asks just those cells of `finish_of`'s grid, the others shown as they were."""
         if not isinstance(params, GenerationParams):
             params = generation_params(params)
         if sess.files.budget.full:  # every session's files together are at their cap (`exports`)
@@ -335,7 +345,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             try:  # DNS look-ups for custom endpoints: off the event loop
                 share = shared_state.request_address(visitor)  # their share of the DNS threads
                 await asyncio.to_thread(guards.check_models, specs, share=share)
-                n_cells = len(follow_ups) or len(prompts) * len(specs) * max(1, repeats)
+                n_cells = len(follow_ups) or len(only) or len(prompts) * len(specs) * max(1, repeats)
                 guards.check_prompt_lengths(prompts, follow_ups)
                 ticket = await sess.limits().check_run_async(n_cells, await shared_state.visitor_id(visitor))
             except guards.GuardError as exc:
@@ -361,13 +371,19 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             concurrency=run_concurrency(specs),
             repeats=repeats,
             follow_ups=follow_ups,
+            only=only,
+            settle=settle_default([s.name for s in specs]) if settle is None else bool(settle),
         )
         if follow_ups and follow_of is not None:
             run = sess.begin_follow_up(follow_of, follow_ups, said)
             run.notes = list(notes)
+        elif only and finish_of is not None:
+            run = sess.begin_finish(finish_of, only)
+            run.notes = list(notes)
         else:
             run = sess.begin_run(prompts, specs, notes, config.params, repeats=config.repeats)
             run.specs, run.params, run.judge = list(specs), config.params, config.judge
+        run.settles = config.settle
         changed = asyncio.Event()
 
         async def pump() -> None:
@@ -431,6 +447,38 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         notes += shared_state.problems()  # e.g. Redis lost mid-run: said under the grid too
         if sess.viewer == viewer:
             yield Frame(self, sess, final=True, notes=notes)
+
+    async def finish(self, cid: str, sess: Session) -> AsyncIterator[Frame]:
+        """Finish an answer that was stopped once its verdict settled: ask its cell again
+        without settling (the whole answer is cached apart from the settled one), over
+        the same grid, the other cells shown as they were."""
+        sess = usable_session(sess)
+        prev = sess.run
+        result = sess.results.get(str(cid or ""))
+        if prev is None or result is None or not result.settled or str(cid) not in prev.cells:
+            yield self.refusal_frame(sess, "That answer was not stopped early: there is nothing to finish.")
+            return
+        if sess.running:
+            yield self.refusal_frame(sess, "Wait for the run to finish (or press Stop) before finishing an answer.")
+            return
+        if sess.shown_run is not prev or result.turn > 1:
+            yield self.refusal_frame(sess, "Only a first answer of the latest run can be finished.")
+            return
+        note = f"Finishing {result.row_id} · {sess.labels.get(result.model, result.model)} without stopping early."
+        async with contextlib.aclosing(
+            self._drive(
+                sess, list(prev.specs), list(prev.prompts), [note], prev.params, prev.repeats, prev.judge,
+                settle=False, only=(str(cid),), finish_of=prev,
+            )
+        ) as frames:  # fmt: skip
+            async for frame in frames:
+                yield frame
+
+    async def finish_click(self, sess: Session, evt: gr.EventData) -> AsyncIterator[Frame]:
+        """A settled answer's "Finish this answer" button (`live_grid.js` sends the feed's `finish` event)."""
+        payload = getattr(evt, "_data", None) or {}
+        async for frame in self.finish(str(payload.get("cell") or ""), sess):
+            yield frame
 
     async def stop(self, sess: Session) -> Frame:
         """Stop the visitor's run: cancel in-flight cells, keep finished ones.

@@ -14,7 +14,7 @@ from ...models import CatalogError, custom_endpoint
 from ...types import DEFAULT_SPLITS
 from ..state.query import MAX_MODELS, number_text, parse_query, to_query
 from ..state.session import Session, usable_session
-from .base import PlaygroundBase
+from .base import PlaygroundBase, settle_default
 from .frames import toast
 
 SHARE_INFO = (
@@ -45,13 +45,15 @@ class SetupHandlers(PlaygroundBase):
             setup.system,
             setup.reasoning_effort,
             setup.follow_up,
+            settle_default(setup.models) if setup.settle is None else setup.settle,
+            setup.settle is not None,  # a link that sets the switch: it no longer follows the models
         )
 
     def share_link(
         self, models, split, categories, n, seed, base, sess: Session,
         preset: str | None = None, custom_system: str | None = None, temperature: Any = None, top_p: Any = None,
         max_tokens: Any = None, repeats: Any = None, focus: bool | None = None, reasoning_effort: Any = None,
-        follow_up: Any = None,
+        follow_up: Any = None, settle: bool | None = None,
     ) -> str:  # fmt: skip
         """The page's set-up as a link. A custom system prompt goes in as text (its
         preset is then left out), capped as in the form; a custom endpoint never goes
@@ -67,6 +69,7 @@ class SetupHandlers(PlaygroundBase):
 
         system = (custom_system or "").strip()
         shared_preset = None if system else (preset or "none")
+        settled = None if settle is None or bool(settle) == settle_default(names) else bool(settle)
         try:
             return (base or "/") + to_query(
                 names, split or list(DEFAULT_SPLITS), categories or [], int(n or 1), int(seed or 0),
@@ -75,9 +78,16 @@ class SetupHandlers(PlaygroundBase):
                 max_tokens=int(max_tokens) if max_tokens not in (None, "") else None,
                 repeats=int(repeats) if repeats not in (None, "") else None, focus=bool(focus), system=system,
                 reasoning_effort=str(reasoning_effort or "") or None, follow_up=str(follow_up or "") or None,
+                settle=settled,
             )  # fmt: skip
         except (TypeError, ValueError, OverflowError):
             return base or "/"
+
+    @staticmethod
+    def settle_follows(models, touched: bool | None) -> Any:
+        """The settle switch follows the chosen models (on for the embedded demo models
+        only) until the visitor sets it, or a link did."""
+        return gr.skip() if touched else settle_default(models or [])
 
     @staticmethod
     def left_out(models, sess: Session | None) -> list[str]:

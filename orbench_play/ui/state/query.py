@@ -11,7 +11,9 @@ contract form): `preset` (a `SYSTEM_PROMPTS` key), `temperature`, `top_p`,
 `REASONING_EFFORTS`), and `system` (a custom system prompt's text, which wins
 over the preset; at most `MAX_SYSTEM_CHARS` characters, as in the form), and
 `follow_up` (a follow-up preset key, `followups.PRESETS`, when not the default
-"clarify": what the follow-up boxes start on).
+"clarify": what the follow-up boxes start on), and `settle=1` / `settle=0` (the
+settle switch, when it differs from its default for the link's models: on for
+the embedded demo models only).
 Custom endpoints are never in a link: their key stays in the visitor's session
 (the page says so under the link).
 
@@ -70,6 +72,8 @@ class Setup:
     """One of REASONING_EFFORTS, or "" for the provider's default."""
     follow_up: str = DEFAULT_FOLLOW_UP
     """The follow-up preset the follow-up boxes start on (a `followups.PRESETS` key)."""
+    settle: bool | None = None
+    """The settle switch; None: its default for the models (`handlers.base.settle_default`)."""
 
     def __post_init__(self) -> None:
         self.split = split_names(self.split)
@@ -211,6 +215,12 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
                 f"Ignored reasoning_effort={params['reasoning_effort']!r} in the link: use one of "
                 f"{', '.join(REASONING_EFFORTS)}."
             )
+    if "settle" in params:
+        flag = str(params["settle"]).strip().lower()
+        if flag in _TRUE or flag in _FALSE:
+            setup.settle = flag in _TRUE
+        else:
+            warnings.append(f"Ignored settle={params['settle']!r} in the link: use settle=1 or settle=0.")
     if "follow_up" in params:
         from ...asking.followups import preset_key
 
@@ -226,13 +236,14 @@ def to_query(
     models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False, system: str = "",
-    reasoning_effort: str | None = None, follow_up: str | None = None,
+    reasoning_effort: str | None = None, follow_up: str | None = None, settle: bool | None = None,
 ) -> str:  # fmt: skip
     """The shareable query string (starting with `?`): the contract's keys in its
     order, then each generation setting that differs from its default. A custom
     `system` prompt (which wins over the preset, so pass `preset=None` with it)
     goes last, cut to MAX_SYSTEM_CHARS as the form would refuse more;
-    None/NaN temperature or top_p means the provider's default."""
+    None/NaN temperature or top_p means the provider's default; `settle` is
+    written when given (the caller gives it only when it is not the default)."""
     safe = "/@:._-~"
     cats = list(categories or [])
     parts = [
@@ -257,6 +268,8 @@ def to_query(
         parts.append(f"reasoning_effort={reasoning_effort}")
     if follow_up and follow_up != DEFAULT_FOLLOW_UP:
         parts.append("follow_up=" + quote(follow_up, safe=safe))
+    if settle is not None:
+        parts.append(f"settle={int(bool(settle))}")
     text = (system or "").strip()
     if text:
         parts.append("system=" + quote(text[:MAX_SYSTEM_CHARS], safe=""))

@@ -171,6 +171,7 @@ class Session:
             variants=dict(prev.variants),
         )  # fmt: skip
         run.specs, run.params, run.judge, run.follow_up = prev.specs, prev.params, prev.judge, said
+        run.settles = prev.settles
         asked = {(f.row_id, f.model, f.repeat): f for f in follow_ups}
         for first in list(run.order):
             base = run.cells[first]
@@ -187,6 +188,37 @@ class Session:
                 cell.text, cell.thoughts = last.response, last.reasoning
                 run.carry(base, cell, conversation[:-1])
             else:  # never finished (stopped): nothing to follow up, shown as it was
+                base.stopped = base.carried = True
+                run.n_carried += 1
+        self.run = run
+        self.shown = None
+        self.history.follow(prev, run)
+        return run
+
+    def begin_finish(self, prev: RunView, cells: Sequence[str]) -> RunView:
+        """A run over `prev`'s grid that asks `cells` (first turns stopped once their
+        verdict settled) again, to their end; the others are shown as they were."""
+        turns = self.conversation_turns(prev)
+        self.runs += 1
+        run = RunView(
+            self.runs, list(prev.prompts), list(prev.model_labels), tag=prev.tag, repeats=prev.repeats,
+            variants=dict(prev.variants),
+        )  # fmt: skip
+        run.specs, run.params, run.judge, run.finishing = prev.specs, prev.params, prev.judge, True
+        run.settles = prev.settles  # what a later Run or follow-up of this grid does, not this run
+        wanted = set(cells)
+        for first in list(run.order):
+            base = run.cells[first]
+            conversation = turns.get(first, [])
+            if first in wanted:
+                run.carry(base, CellView(first, base.row_id, base.model, base.repeat), [])
+            elif conversation:
+                last = conversation[-1]
+                cell = CellView(last.cell_id, base.row_id, base.model, base.repeat, started=True, result=last)
+                cell.turn, cell.said, cell.carried = last.turn, last.follow_up, True
+                cell.text, cell.thoughts = last.response, last.reasoning
+                run.carry(base, cell, conversation[:-1])
+            else:  # never finished (stopped): shown as it was
                 base.stopped = base.carried = True
                 run.n_carried += 1
         self.run = run

@@ -1,7 +1,8 @@
 """Cold start: import the engine and LiteLLM (the ~7 s part of it) in a
-background thread after launch, and join Qwen's GGUF from its pieces if this is
-the first start, so the first visitor's run does not wait for it and does not
-stall everyone else's."""
+background thread after launch, join Qwen's GGUF from its pieces if this is
+the first start, and start the servers of the embedded models the page
+preselects, so the first visitor's run does not wait for any of it and does
+not stall everyone else's."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ _warmed = threading.Event()
 _warm_lock = threading.Lock()
 
 
-def warm_up() -> None:
-    """Import the engine and LiteLLM (the ~7 s part of a cold start). Idempotent, thread-safe."""
+def warm_up(servers: tuple[str, ...] = ()) -> None:
+    """Import the engine and LiteLLM (the ~7 s part of a cold start), then start the
+    embedded models' `servers` (the page's defaults: their first run would otherwise
+    wait seconds for them, more on a busy machine). Idempotent, thread-safe."""
     if _warmed.is_set():
         return
     with _warm_lock:
@@ -46,6 +49,12 @@ def warm_up() -> None:
 
             if embedded.is_available(embedded.QWEN_MODEL_NAME):
                 embedded.gguf_path(embedded.QWEN_MODEL_NAME)
+        for name in servers:  # a server that cannot start says why in its cells, at the run
+            with contextlib.suppress(Exception):
+                from ...models import embedded
+
+                if embedded.is_available(name):
+                    embedded.ensure_server(name)
         freeze_start_up_objects()
 
 
@@ -70,7 +79,7 @@ def is_warm() -> bool:
     return _warmed.is_set()
 
 
-def warm_up_in_background() -> threading.Thread:
-    thread = threading.Thread(target=warm_up, name="orbench-warm-up", daemon=True)
+def warm_up_in_background(servers: tuple[str, ...] = ()) -> threading.Thread:
+    thread = threading.Thread(target=warm_up, args=(tuple(servers),), name="orbench-warm-up", daemon=True)
     thread.start()
     return thread

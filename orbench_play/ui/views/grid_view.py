@@ -132,7 +132,25 @@ def _message(cell: CellView, final: bool, source: str) -> tuple[str, str]:
     if final and result is not None and result.judge_error:
         stood = source_text(result.verdict_source.removesuffix(JUDGE_FAILED))
         return "judge", f"{result.judge_error} · {stood} used"
+    if final and result is not None and result.settled:
+        return "settle", settle_note(result.settled_at_tokens)
     return "", ""
+
+
+FINISH_LABEL = "Finish this answer"
+FINISH_TITLE = "Ask again without stopping early: the whole answer, cached apart from this one"
+
+
+def settle_note(tokens: int | None) -> str:
+    """A settled answer's message: where it was stopped, and why."""
+    where = f" at {tokens:,} token{'s' if tokens != 1 else ''}" if tokens else ""
+    return f"Stopped{where}: verdict settled."
+
+
+def finish_button() -> str:
+    """The control beside a settled first answer's note (`live_grid.js` adds the same to
+    cells the live feed fills): it sends the feed's `finish` event."""
+    return f'<button type="button" class="finish" title="{attr(FINISH_TITLE)}">{safe_text(FINISH_LABEL)}</button>'
 
 
 def thoughts_summary(cell: CellView) -> str:
@@ -206,7 +224,8 @@ def _answer(cell: CellView, f: dict[str, Any], with_text: bool) -> str:
     meta_title = " · ".join([*f["m"], *(["cached"] if f["c"] else [])])
     text = safe_text(cell.shown_text()[:MAX_SHOWN_CHARS]) if with_text else ""
     more = f'<span class="more">{safe_text(more_text(f["x"]))}</span>' if with_text and f["x"] else ""
-    msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}</div>' if f["e"] else '<div class="msg"></div>'
+    finish = " " + finish_button() if f["e"] == "settle" and cell.turn <= 1 else ""
+    msg = f'<div class="msg msg-{f["e"]}">{safe_text(f["mt"])}{finish}</div>' if f["e"] else '<div class="msg"></div>'
     thought = safe_text(cell.shown_thoughts()[:MAX_SHOWN_CHARS]) if with_text else ""
     tmore = f'<span class="more">{safe_text(more_text(f["tx"]))}</span>' if with_text and f["tx"] else ""
     think_focus = ' tabindex="0"' if f["th"] else ""
@@ -383,7 +402,7 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         finished, stopped = run.finished_count(), run.stopped_count()
         errors = run.error_count()
         state = "stopped" if run.stopped else ("finished" if run.finished else "running")
-        what = f"Run {run.number}" + (" (follow-up)" if run.follow_up else "")
+        what = f"Run {run.number}" + (" (follow-up)" if run.follow_up else " (finishing)" if run.finishing else "")
         if run.stopped:
             text = f"{what} stopped: {finished} of {total} cells finished · {stopped} stopped"
         else:

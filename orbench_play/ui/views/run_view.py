@@ -140,6 +140,10 @@ class RunView:
     """The run's models (`ModelSpec`s), its settings and judge: what a follow-up asks with again."""
     params: Any = None
     judge: str = ""
+    settles: bool = False
+    """Its answers stop once their verdict is settled (`RunConfig.settle`); a follow-up asks the same way."""
+    finishing: bool = False
+    """A run over an earlier grid that asks settled answers again, to their end (`Session.begin_finish`)."""
     follow_up: str = ""
     """For a follow-up run: what was said (the preset's label, or the visitor's text)."""
     slots: dict[str, str] = field(default_factory=dict)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .safe_html import attr, safe_text
 
 if TYPE_CHECKING:
-    from ...scoring import ModelScore, Rate
+    from ...scoring import ModelScore, Rate, SettleSavings
 
 SPLIT_NAMES = {"hard-1k": "hard-1k", "80k": "80k", "toxic": "toxic"}
 SPLIT_TITLES = {
@@ -71,6 +71,7 @@ def render_scoreboard(
     *,
     note: str = "",
     models: dict[str, str] | None = None,
+    savings: Mapping[str, SettleSavings] | None = None,
 ) -> str:
     """Per variant (model × settings): over-refusal on hard-1k (and on 80k, in a
     column of its own, when asked), toxic refusal and the mini-score, each with
@@ -79,7 +80,9 @@ def render_scoreboard(
     and failed; then a per-category heat map of refusal rates.
 
     `labels` maps a score's key to its shown name, `models` maps it to the
-    model name (the rows' `data-model`; the key itself is `data-variant`)."""
+    model name (the rows' `data-model`; the key itself is `data-variant`);
+    `savings` (`scoring.settle_savings` by the same keys) adds what settling
+    early saved (`render_savings`)."""
     labels = labels or {}
     models = models or {}
     if not scores:
@@ -175,7 +178,38 @@ def render_scoreboard(
     if note:
         notes.append(safe_text(note))
     foot = f'<div class="sb-foot">{" ".join(notes)}</div>'
-    return f'<div class="scoreboard-inner">{table}{heat}{foot}</div>'
+    return f'<div class="scoreboard-inner">{table}{render_savings(savings or {}, labels)}{heat}{foot}</div>'
+
+
+def render_savings(savings: Mapping[str, SettleSavings], labels: dict[str, str] | None = None) -> str:
+    """What settling early saved, in one paragraph (`#scoreboard .sb-settle`): answers
+    stopped, the output tokens not generated (at most: max tokens minus what arrived),
+    and, where the models have a price, what those would have cost. Empty when no answer
+    asked in these results was settled."""
+    labels = labels or {}
+    stopped = {k: s for k, s in savings.items() if s.settled}
+    if not stopped:
+        return ""
+    answers = sum(s.answers for s in savings.values())
+    settled = sum(s.settled for s in stopped.values())
+    tokens = sum(s.saved_tokens for s in stopped.values())
+    per = "; ".join(
+        f"{labels.get(k, k)}: {s.settled} of {s.answers}, up to {s.saved_tokens:,} tokens"
+        + (f" (${s.saved_cost_usd:,.4f})" if s.priced else "")
+        for k, s in stopped.items()
+    )
+    priced = [s for s in stopped.values() if s.priced]
+    money = (
+        f" ≈ ${sum(s.saved_cost_usd for s in priced):,.4f} at the models' output prices"
+        if priced
+        else " (these models have no price: time, not money)"
+    )
+    text = (
+        f"Settling stopped {settled} of {answers} answers once their verdict could no longer change: up to "
+        f"{tokens:,} output tokens not generated{money}. {per}. OR-Bench judges whole answers; “Finish this "
+        "answer” in a cell asks for the rest."
+    )
+    return f'<div class="sb-settle" data-settled="{settled}" data-saved-tokens="{tokens}">{safe_text(text)}</div>'
 
 
 def render_category_heatmap(scores: Sequence[ModelScore], labels: dict[str, str] | None = None) -> str:

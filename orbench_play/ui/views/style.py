@@ -49,6 +49,9 @@ CSS = """
 #grid button.ov-on{font-weight:700}
 #grid .vsrc{font-size:11px;color:var(--body-text-color-subdued);margin-left:6px}
 #grid .msg-info{color:var(--body-text-color);font-style:italic}#grid .msg-judge{color:#92400e}
+#grid .msg-settle{color:#1e40af}#grid .msg .finish{font-size:11px;padding:0 6px;margin-left:4px;border:1px solid #1e40af;border-radius:4px;background:#fff;color:#1e40af;cursor:pointer}
+#grid .msg .finish:disabled{opacity:.5;cursor:default}
+#scoreboard .sb-settle{font-size:13px;margin:6px 0;padding:6px 8px;border-left:3px solid #1e40af;background:var(--background-fill-secondary)}
 #grid .grid-empty,.sb-empty{color:var(--body-text-color-subdued);padding:12px}
 #progress .progress-box progress{width:220px;vertical-align:middle;margin-right:8px;accent-color:#16a34a}
 #progress .progress-box[data-state="stopped"] progress{accent-color:#9ca3af}
