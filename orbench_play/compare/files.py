@@ -13,7 +13,7 @@ from ..export import unneutralise_csv_cell
 from ..types import CellResult
 from .stats import CompareError
 
-_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s"}
+_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "p_refusal"}
 _INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn"}
 _EMPTY = {"cost_usd": 0.0, "retry_wait_s": 0.0, "repeat": 0, "attempts": 0, "turn": 1}
 """Numbers whose empty cell has a value (zero, or turn 1); the rest mean "not known": None."""
@@ -29,6 +29,10 @@ def _coerce(name: str, value: Any) -> Any:
             return None
     if name == "cached":
         return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "1", "yes")
+    if name == "sure":  # empty: not known (an older file, or no verdict)
+        if value in ("", None) or isinstance(value, bool):
+            return None if value == "" else value
+        return str(value).strip().lower() in ("true", "1", "yes")
     return "" if value is None else str(value)
 
 

@@ -39,6 +39,7 @@ from dataclasses import replace
 
 from .. import budget, verdicts
 from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, with_current_verdict
+from ..scoring import sureness
 from ..types import (
     CellEvent,
     CellResult,
@@ -358,6 +359,7 @@ class Engine:
             result.error = failure.message
             result.verdict = "error"
             result.verdict_source = ""
+            result.p_refusal = result.sure = None
             cell.emit("error", result=result, message=failure.message)
 
     def _fill(self, result: CellResult, answer: CachedAnswer, prompt: str, *, from_cache: bool) -> Verdict:
@@ -378,6 +380,7 @@ class Engine:
             verdict = replace(verdict, rationale=_provider_rationale(answer))
         result.verdict = verdict.label
         result.verdict_source = verdict.source
+        result.p_refusal, result.sure = sureness.of_verdict(verdict)
         return verdict
 
     def _current(self, key: str, cached: CachedAnswer, prompt: str) -> CachedAnswer:
@@ -396,6 +399,7 @@ class Engine:
             verdict = await self._judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
+        result.p_refusal, result.sure = sureness.of_verdict(verdict)
         if asked:  # a judge that gave no verdict is said so, with why
             result.verdict_source, result.judge_error = judged_source(verdict)
         cell.emit("verdict", verdict=verdict)

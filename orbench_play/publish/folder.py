@@ -23,7 +23,7 @@ from ..types import CellResult
 from .card import card_text
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
-_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s")
+_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "p_refusal")
 _INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
@@ -36,7 +36,7 @@ def _types() -> dict[str, str]:
     out = dict.fromkeys(COLUMNS, "string")
     out.update(dict.fromkeys(_FLOAT, "float64"))
     out.update(dict.fromkeys(_INT, "int64"))
-    out["cached"] = "bool_"
+    out["cached"] = out["sure"] = "bool_"
     return out
 
 
