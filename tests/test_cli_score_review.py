@@ -82,7 +82,7 @@ def test_score_groups_with_error_aware_and_naive_figures(tmp_path, capsys):
     # without --by: one row for the file (the error row does not count)
     assert main(["score", str(src), "--out", str(out)]) == 0
     (whole,) = read(out)
-    assert list(whole)[0] == "n" and int(whole["n"]) == 40
+    assert next(iter(whole)) == "n" and int(whole["n"]) == 40
 
 
 def test_score_of_an_older_file_uses_the_fallback_and_says_so_once(tmp_path, capsys):
