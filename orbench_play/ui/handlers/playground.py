@@ -112,7 +112,7 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
     def _scores(self, sess: Session):
         from ...scoring import score_results
 
-        return score_results(sess.shown_results(), key=variant_of)
+        return score_results(sess.shown_results(), key=variant_of, reviews=sess.reviews())
 
     @staticmethod
     def _shown_models(sess: Session) -> dict[str, str]:

@@ -41,6 +41,7 @@ CSS = """
 .verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
 .verdict.v-error,.verdict.v-error:disabled{background:#f3f4f6;color:#4b5563}
 .verdict[data-provisional]{font-style:italic;box-shadow:inset 0 0 0 1px currentColor}
+.verdict.unsure,.verdict.unsure:disabled{background:#fff;border:1px dashed currentColor;padding:0 7px}
 #grid .verdict.ovr{cursor:pointer}
 #grid .verdict.ovr::after{content:" ▾"}
 #grid .ov-menu{position:absolute;z-index:3;left:6px;right:6px;margin-top:2px;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary);box-shadow:0 2px 8px rgba(0,0,0,.15)}
