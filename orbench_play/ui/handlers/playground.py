@@ -46,6 +46,7 @@ from .followup_handlers import FollowUpHandlers
 from .forms import custom_prompt, generation_params, repeats_value
 from .frames import PAGE_OUTPUTS, Frame, toast
 from .history_handlers import HistoryHandlers
+from .review_handlers import ReviewHandlers
 from .setup_handlers import SetupHandlers
 
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ def _hand_over(sess: Session, run: RunView, task: asyncio.Task) -> None:
     task.add_done_callback(finished)
 
 
-class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandlers):
+class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandlers, ReviewHandlers):
     """The event handlers (`layout.build_blocks` wires them to the page): runs,
     stop and overrides here; set-up controls and comparison in the mixins."""
 

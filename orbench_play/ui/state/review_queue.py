@@ -23,14 +23,6 @@ from ...scoring import error_aware, review_policy, sureness
 from ...scoring.rates import counts, custom_rate_key, rate_split
 from ...types import CellResult
 
-REVIEW_LABELS: tuple[tuple[str, str, str], ...] = (
-    ("a", "direct_answer", "answer"),
-    ("r", "direct_refusal", "refusal"),
-    ("i", "indirect_refusal", "indirect refusal"),
-    ("s", "skip", "skip"),
-)
-"""(key, decision, words) of the queue's choices, in the order shown."""
-
 
 def scored(result: CellResult) -> bool:
     """Whether a result enters a rate (first turn, a verdict, a split or prompt set with a rate)."""
