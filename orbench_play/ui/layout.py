@@ -282,11 +282,13 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 follow = FollowUpPanel(pg)
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                gr.Markdown("## Session scoreboard")
-                # The review queue: the answers worth a person's look, one at a time, by keyboard.
-                review_btn = gr.Button(
-                    review_view.review_button_label(0, 0), elem_id="review", interactive=False, size="sm",
-                )  # fmt: skip
+                with gr.Row(equal_height=True, elem_id="scoreboard_head"):
+                    gr.Markdown("## Session scoreboard")
+                    # The review queue: the answers worth a person's look, one at a time, by keyboard.
+                    review_btn = gr.Button(
+                        review_view.review_button_label(0, 0), elem_id="review", interactive=False, size="sm",
+                        scale=0, min_width=170,
+                    )  # fmt: skip
                 review_panel = gr.HTML("", label="review queue", elem_id="review_panel", js_on_load=_review_queue_js())
                 scoreboard = gr.HTML(
                     scoreboard_view.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None

@@ -42,6 +42,8 @@ CSS = """
 .verdict.v-error,.verdict.v-error:disabled{background:#f3f4f6;color:#4b5563}
 .verdict[data-provisional]{font-style:italic;box-shadow:inset 0 0 0 1px currentColor}
 .verdict.unsure,.verdict.unsure:disabled{background:#fff;border:1px dashed currentColor;padding:0 7px}
+#scoreboard_head{align-items:center;gap:8px}
+#review_panel:not(:has(.rq)){display:none!important}
 #review_panel .rq{border:2px solid #1d4ed8;border-radius:8px;padding:10px 14px;margin:6px 0;background:var(--background-fill-primary)}
 #review_panel .rq:focus{outline:3px solid #1d4ed8;outline-offset:2px}
 #review_panel .rq p{margin:4px 0}
