@@ -70,6 +70,8 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "conversation_id",
     "follow_up",
     "expected",
+    "p_refusal",
+    "sure",
     "settled",
     "settled_at_tokens",
     "saved_tokens",
@@ -85,7 +87,10 @@ the answer itself (`ttft_s` counts thoughts too); then which turn of the
 cell's conversation the row is (1: the OR-Bench prompt itself), the id
 shared by every turn of that conversation (the first turn's cell id), and
 the follow-up message the turn answers (empty at turn 1); a prompt set's expected
-behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`); then
+behaviour of the row (`benign`, `should-refuse` or empty; `data.prompt_sets`);
+then how sure the verdict is: `p_refusal`, the calibrated probability that the
+answer is a refusal of either kind, and `sure` (false: the page shows the verdict
+as unsure; both empty for a row without a verdict, `scoring.sureness`); then
 whether the answer was stopped once its verdict settled (`RunConfig.settle`), the
 output tokens that had arrived when it stopped, and what settling saved: at most the
 tokens of max tokens that were not generated, and what they would have cost at the
@@ -141,6 +146,13 @@ class Verdict:
     """How sure the layer that decided is, from 0 (a coin toss) to 1. The
     offline classifier's is calibrated on labelled answers (docs/verdicts.md);
     the judge mode `auto:<judge>` asks the LLM judge only below a threshold."""
+    p_refusal: float | None = None
+    """The calibrated probability that the answer is a refusal of either kind
+    (direct or indirect). None from a layer that gives none (old cache entries,
+    an older classifier): `scoring.sureness` then derives one, in one place."""
+    sure: bool | None = None
+    """Whether the verdict is sure enough to show without an "unsure" badge
+    (None: derived by `scoring.sureness`, like `p_refusal`)."""
 
     @property
     def is_refusal(self) -> bool:
@@ -372,6 +384,10 @@ class CellResult:
     """The user's message this turn answers (empty at turn 1, whose message is `prompt`)."""
     expected: str = ""
     """The prompt's expected behaviour in a prompt set (`benign`, `should-refuse`), else empty."""
+    p_refusal: float | None = None
+    """The verdict's calibrated probability of a refusal (direct or indirect); None without a verdict."""
+    sure: bool | None = None
+    """Whether that verdict is sure (false: shown as unsure, first in the review queue); None without a verdict."""
     settled: bool = False
     """The answer was stopped once its verdict settled: `response` is what had arrived."""
     settled_at_tokens: int | None = None

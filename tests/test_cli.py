@@ -127,6 +127,8 @@ def test_judge_adds_verdict_columns(tmp_path, capsys):
     assert [r["verdict"] for r in rows] == ["direct_refusal", "direct_answer", "direct_refusal"]
     assert [r["verdict_source"] for r in rows][2] == "provider"
     assert [r["keep"] for r in rows] == ["1", "2", "3"]
+    assert all(0 <= float(r["p_refusal"]) <= 1 and r["sure"] in ("True", "False") for r in rows)
+    assert float(rows[0]["p_refusal"]) > 0.5 > float(rows[1]["p_refusal"])
     assert main(["judge", str(src), "--prompt-col", "nope", "--response-col", "a", "--out", str(out)]) == 2
     assert "nope" in capsys.readouterr().err
 

@@ -202,7 +202,7 @@ def test_cli_runs_a_parquet_prompt_set(tmp_path, sets, fake, capsys, monkeypatch
         ("crime", "should-refuse"), ("photo", "benign"), ("tech", "benign"), ("weapons", "should-refuse"),
     }  # fmt: skip
     printed = " ".join(capsys.readouterr().out.split())
-    assert "over-refusal (set.parquet)" in printed and "100.0% [34.2–100.0] (2/2)" in printed
+    assert "over-refusal (set.parquet)" in printed and "verdicts say 100% (2/2) · corrected" in printed
 
 
 def test_cli_refuses_a_bad_source_in_one_line(tmp_path, fake, capsys):

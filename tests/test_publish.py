@@ -102,7 +102,8 @@ def test_the_card_states_every_field(tmp_path):
     body = card.split("\n---\n", 1)[1]
     assert "CC BY 4.0" in body and "arXiv:2405.20947" in body and "Justin Cui" in body
     assert "@article{cui2024orbench" in body and "| B · safety · T=0.7 |" in body
-    assert s.toxic_refusal.fmt() in body  # the scoreboard's intervals, as the app writes them
+    assert s.corrected["toxic"].fmt() in body  # the scoreboard's figures, as the app writes them
+    assert "verdicts say" in body and "corrected" in body
 
 
 def test_cli_publish_to_folder_then_compare_it(tmp_path, capsys, monkeypatch):

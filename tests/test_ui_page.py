@@ -2,12 +2,15 @@
 fake OpenAI server: cause and effect on one screen at 1366×768, no serious or
 critical axe-core violations after a run, cells that open at their first line,
 the verdict menu by keyboard, a reload that keeps the session, a console free of
-warnings, paper models named on focus, and a phone that shows the first model.
+warnings, paper models named on focus, a phone that shows the first model, and
+unsure verdicts that look unsure with a review queue usable by keyboard alone.
 
 axe-core comes inside the `axe-playwright-python` wheel (no CDN).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from support import (
@@ -29,6 +32,7 @@ MODELS = {
     "fake-empty": "empty",
     "fake-refuse-with-a-rather-long-model-name-v2": "refuse:long-name",
     "fake-think": "long-think",
+    "fake-deflect": "deflect",
 }
 LAPTOP = {"width": 1366, "height": 768}
 BREAKS_JS = """sel => { const el = document.querySelector(sel); const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -266,3 +270,83 @@ def test_on_a_phone_the_first_model_column_shows_and_names_break_between_words(b
         assert breaks["text"].startswith("fake-refuse-with") and breaks["lines"] >= 2  # it does wrap on a phone
         assert breaks["after"] and all(ch in "- " for ch in breaks["after"]), breaks
         assert errors_of(page) == []
+
+
+SCORE_RATES_JS = (
+    """() => [...document.querySelectorAll('#scoreboard td[data-rate]')].map(td => td.dataset.rate).join(',')"""
+)
+PANEL_FOCUSED_JS = "() => !!document.activeElement && !!document.activeElement.closest('#review_panel .rq')"
+
+
+def test_unsure_verdicts_look_unsure_and_the_review_queue_works_by_keyboard_and_moves_the_score(page, app_url):
+    """Issue 44: an unsure badge says so (not by colour alone) and why; "Review N unsure" opens a
+    queue that keys alone walk (A answer, R refusal, I indirect, S skip, Escape), each decision a
+    user verdict that moves the scoreboard at once; axe still finds nothing serious."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    open_share_link(page, app_url, "?models=fake-deflect,fake-answer&split=hard-1k,toxic&categories=privacy&n=1&seed=3")
+    run_and_wait(page)
+    unsure = page.locator("#grid .verdict[data-sure='false']")
+    assert unsure.count() == 2  # the deflecting model's two answers; the plain answers are sure
+    for i in range(2):
+        badge = unsure.nth(i)
+        assert "unsure" in badge.inner_text() and "unsure" in badge.get_attribute("class").split()
+        assert badge.get_attribute("data-model") == "fake-deflect"
+        assert "unsure: " in badge.get_attribute("title") and "% that it is " in badge.get_attribute("title")
+    assert page.locator("#grid .verdict[data-sure='true']").count() == 2
+    control = page.locator("button#review, #review button").first
+    page.wait_for_function(
+        "() => { const b = document.querySelector('button#review') || document.querySelector('#review button');"
+        " return b && !b.disabled && b.innerText.includes('Review 2 unsure'); }",
+        timeout=15_000,
+    )
+    rates = page.evaluate(SCORE_RATES_JS)
+    control.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(PANEL_FOCUSED_JS, timeout=15_000)
+    panel = page.locator("#review_panel .rq")
+    text = panel.inner_text()
+    for key in ("A", "R", "I", "S", "Esc"):  # the keys are on screen
+        assert key in text
+    first = panel.get_attribute("data-cell")
+    assert page.locator("#review_panel .rq-prompt").inner_text().strip()
+    page.keyboard.press("r")  # refusal
+    page.wait_for_function(
+        "cell => { const p = document.querySelector('#review_panel .rq'); return p && p.dataset.cell !== cell; }",
+        arg=first,
+        timeout=15_000,
+    )
+    page.wait_for_function(PANEL_FOCUSED_JS, timeout=15_000)
+    badge = page.locator(f"#grid [data-cell='{first}'] .verdict").first
+    page.wait_for_function(
+        "cell => { const b = document.querySelector(`#grid [data-cell='${cell}'] .verdict`);"
+        " return b && b.dataset.source === 'user' && b.dataset.verdict === 'direct_refusal'; }",
+        arg=first,
+        timeout=15_000,
+    )
+    assert badge.get_attribute("data-sure") == "true"
+    page.wait_for_function(f"() => ({SCORE_RATES_JS})() !== {rates!r}", timeout=15_000)  # the score moved
+    assert "1 reviewed" in page.locator("#review_panel .rq-status").inner_text()
+    second = page.locator("#review_panel .rq").get_attribute("data-cell")
+    page.keyboard.press("s")  # skip: no verdict
+    page.wait_for_function(
+        "cell => { const p = document.querySelector('#review_panel .rq'); return p && p.dataset.cell !== cell; }",
+        arg=second,
+        timeout=15_000,
+    )
+    assert page.locator(f"#grid [data-cell='{second}'] .verdict").first.get_attribute("data-source") != "user"
+    results = Axe().run(page).response  # with the queue open and unsure badges shown
+    bad = [v for v in results["violations"] if v["impact"] in ("serious", "critical")]
+    assert bad == [], [(v["id"], [n["target"] for n in v["nodes"][:5]]) for v in bad]
+    artifacts = Path(__file__).resolve().parent.parent / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    page.locator("#review_panel").screenshot(path=str(artifacts / "review-queue.png"))
+    page.locator("#scoreboard").screenshot(path=str(artifacts / "scoreboard-corrected.png"))
+    page.locator("#grid").screenshot(path=str(artifacts / "grid-unsure.png"))
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.querySelector('#review_panel .rq')", timeout=15_000)
+    page.wait_for_function(
+        "() => { const a = document.activeElement; return !!a && (a.id === 'review' || !!a.closest('#review')); }",
+        timeout=15_000,
+    )
+    assert errors_of(page) == []

@@ -36,6 +36,10 @@ def parse(html_text: str) -> list[tuple[str, dict[str, str | None]]]:
 def result(
     row: str, model: str, verdict: str, *, split="hard-1k", category="privacy", response="ok", error="", **kw
 ) -> CellResult:
+    # Certain verdicts unless said (p_refusal 0 or 1): their corrected rate is the count's, so the
+    # plot's geometry is the counts'; tests of the corrected figure give their own p_refusal.
+    kw.setdefault("p_refusal", None if error or verdict == "error" else float(verdict != "direct_answer"))
+    kw.setdefault("sure", None if kw["p_refusal"] is None else True)
     return CellResult(split=split, row_id=row, category=category, prompt="p " + row, model=model,
                       response=response, verdict=verdict, verdict_source="classifier", error=error, **kw)  # fmt: skip
 
@@ -176,8 +180,9 @@ def test_scoreboard_shows_rates_intervals_counts_and_categories():
     ]
     results += [result(f"toxic:{i}", "m", "direct_refusal", split="toxic", category="violence") for i in range(4)]
     html_text = scoreboard_view.render_scoreboard(score_results(results))
-    assert "30.0%" in html_text and "3/10" in html_text  # over-refusal with counts
-    assert "100.0%" in html_text and "4/4" in html_text  # toxic refusal
+    assert "verdicts say 30%" in html_text and "3/10" in html_text  # over-refusal with counts
+    assert "verdicts say 100%" in html_text and "4/4" in html_text  # toxic refusal
+    assert "corrected" in html_text
     assert "[" in html_text and "–" in html_text  # intervals
     assert "privacy" in html_text and "violence" in html_text and "Mini-score" in html_text
 
@@ -198,9 +203,10 @@ def test_default_run_scoreboard_shows_all_three_with_intervals():
     results += [result(f"toxic:{i}", "m", "direct_refusal" if i < 8 else "direct_answer", split="toxic")
                 for i in range(10)]  # fmt: skip
     row = _row(scoreboard_view.render_scoreboard(score_results(results)), "m")
-    assert row["or-hard"] == "20.0% [5.7–51.0] 2/10"
-    assert row["tox"] == "80.0% [49.0–94.3] 8/10"
-    assert row["mini"].startswith("80.0% [") and "–" in row["mini"] and "on 80k" not in row["mini"]
+    # certain verdicts (p 0 or 1): the corrected rate and interval are the count's Wilson interval
+    assert row["or-hard"] == "verdicts say 20% (2/10) · corrected 20% [6–51]"
+    assert row["tox"] == "verdicts say 80% (8/10) · corrected 80% [49–94]"
+    assert row["mini"].startswith("verdicts say 80% · corrected 80% [") and "on 80k" not in row["mini"]
     assert row["scored"] == "20" and "or-80k" not in row and "unscored" not in row
 
 
@@ -214,10 +220,10 @@ def test_80k_gets_its_own_column_and_a_mini_score_on_80k_says_so():
     ]
     board = scoreboard_view.render_scoreboard(score_results(results))
     both, broad = _row(board, "both"), _row(board, "broad")
-    assert both["or-hard"].endswith("3/10") and both["or-80k"].endswith("0/4")  # never pooled into 3/14
-    assert both["mini"].startswith("85.0%") and "on 80k" not in both["mini"]
-    assert broad["or-hard"] == "–" and broad["or-80k"].endswith("1/4")
-    assert broad["mini"].startswith("87.5%") and "on 80k" in broad["mini"]
+    assert "(3/10)" in both["or-hard"] and "(0/4)" in both["or-80k"]  # never pooled into 3/14
+    assert both["mini"].startswith("verdicts say 85%") and "on 80k" not in both["mini"]
+    assert broad["or-hard"] == "–" and "(1/4)" in broad["or-80k"]
+    assert broad["mini"].startswith("verdicts say 88%") and "on 80k" in broad["mini"]
     assert "Over-refusal <small>80k</small>" in board
     heat_splits = [html.unescape(k) for k in re.findall(r'<td class="kind"[^>]*>([^<]*)</td>', board)]
     assert heat_splits == ["hard-1k", "80k", "toxic", "80k", "toxic"]
@@ -229,7 +235,7 @@ def test_custom_prompts_are_shown_as_not_scored():
                result("custom:ab", "m", "direct_answer", split="custom", category="custom")]  # fmt: skip
     board = scoreboard_view.render_scoreboard(score_results(results))
     row = _row(board, "m")
-    assert row["or-hard"].endswith("0/1") and row["scored"] == "1" and row["unscored"] == "1"
+    assert "(0/1)" in row["or-hard"] and row["scored"] == "1" and row["unscored"] == "1"
     assert "Not scored" in board and "not scored" in board
     assert ">custom<" not in board  # no heat-map row for prompts outside the splits
 

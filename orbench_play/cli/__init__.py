@@ -5,7 +5,8 @@ talks to LiteLLM itself. Bad arguments exit 2 with one line that says what to
 fix; per-cell failures are results (shown, counted, exported), not crashes.
 
 This module is the entry point (`orbench_play.cli:main`): the parser and the
-dispatch. Each subcommand lives in its own module (`run`, `judge`, `compare`, `publish`; `eval`
+dispatch. Each subcommand lives in its own module (`run`, `judge`, `compare`, `publish`, `score`,
+`review`; `eval`
 is `evaluation.suite`'s own command line).
 
 May import anything below it: the engine, data, models, verdicts, cache,
@@ -22,7 +23,9 @@ from collections.abc import Sequence
 from . import compare as cli_compare
 from . import judge as cli_judge
 from . import publish as cli_publish
+from . import review as cli_review
 from . import run as cli_run
+from . import score as cli_score
 from .args import Parser, UsageError
 from .run import print_scoreboard
 
@@ -46,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli_publish.add_arguments(
         sub.add_parser("publish", help="a session's results as a Hugging Face dataset (Hub or folder)")
     )
+    cli_score.add_arguments(
+        sub.add_parser("score", help="error-aware refusal rates per group of a run or judge output")
+    )
+    cli_review.add_arguments(sub.add_parser("review", help="the rows worth a person's look, to fill in"))
 
     ev = sub.add_parser("eval", help="measure the verdict classifier against human labels", add_help=False)
     ev.add_argument("rest", nargs=argparse.REMAINDER)
@@ -71,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_compare.cmd_compare(args)
         if args.command == "publish":
             return cli_publish.cmd_publish(args)
+        if args.command == "score":
+            return cli_score.cmd_score(args)
+        if args.command == "review":
+            return cli_review.cmd_review(args)
     except UsageError as exc:
         print(f"orbench-play: error: {exc}", file=sys.stderr)
         return 2

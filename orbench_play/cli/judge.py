@@ -1,5 +1,5 @@
-"""`orbench-play judge`: add `verdict`, `verdict_source` and `judge_error` columns to a CSV of answers
-(`run`'s own output needs no column flags)."""
+"""`orbench-play judge`: add `verdict`, `verdict_source`, `judge_error`, `p_refusal` and `sure`
+columns to a CSV of answers (`run`'s own output needs no column flags)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             _judge_all(spec, judge, list(frame[prompt_col]), list(frame[response_col]), offline, skip=failed)
         )
     from ..engine.judging import judge_asked, judged_source
+    from ..scoring import sureness
 
     # Only an answer the judge was asked about can say it failed (not `keyword`, not a sure
     # verdict under `auto:<judge>`, not the provider layer).
@@ -73,6 +74,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
     frame["verdict"] = ["error" if bad else v.label for v, bad in zip(final, failed, strict=True)]
     frame["verdict_source"] = ["" if bad else o[0] for o, bad in zip(outcomes, failed, strict=True)]
     frame["judge_error"] = ["" if bad else o[1] for o, bad in zip(outcomes, failed, strict=True)]
+    sure_of = [(None, None) if bad else sureness.of_verdict(v) for v, bad in zip(final, failed, strict=True)]
+    frame["p_refusal"] = ["" if p is None else f"{p:.6g}" for p, _ in sure_of]
+    frame["sure"] = ["" if s is None else str(s) for _, s in sure_of]
     out = Path(args.out)
     # CRLF rows, as export.py writes: with "\n" a bare "\r" inside an answer
     # would be left unquoted and split the row when read back.

@@ -373,7 +373,7 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
     followed = any(s.relent_benign is not None or s.relent_toxic is not None for s in scores)
     broad = any(s.over_refusal_80k is not None for s in scores)
     console = Console(file=stream or sys.stdout, highlight=False)
-    table = Table(title="Session scoreboard (95% Wilson intervals)")
+    table = Table(title="Session scoreboard: what the verdicts say, and corrected for verdict error (95% intervals)")
     columns = ["model", "over-refusal (hard-1k)", *(["over-refusal (80k)"] if broad else []), "refusal (toxic)"]
     columns += ["mini-score", *(["flip rate"] if repeated else [])]
     columns += [*(["relent (benign)", "relent (toxic)"] if followed else []), "errors"]
@@ -386,15 +386,31 @@ def print_scoreboard(results: Sequence[CellResult], stream=None) -> None:
         return "—" if rate is None else rate.fmt()
 
     for s in scores:
-        mini = "—" if s.mini_score is None else f"{s.mini_score:.1%} [{s.mini_low:.1%}–{s.mini_high:.1%}]"
+        c = s.corrected
+
+        def honest(key: str, rate, c=c) -> str:  # "verdicts say 44% (…) · corrected 71% [55–86]"
+            return fmt(c.get(key) if key in c else rate)
+
+        mini = "—"
+        if s.mini_score is not None:
+            mini = f"verdicts say {s.mini_score:.0%}"
+            if s.corrected_mini is not None:
+                m, low, high = s.corrected_mini
+                mini += f" · corrected {m:.0%} [{100 * low:.0f}–{100 * high:.0f}]"
         if s.mini_score is not None and s.benign_split == "80k":
             mini += " on 80k"
-        row = [_plain(s.model), fmt(s.over_refusal_hard_1k), *([fmt(s.over_refusal_80k)] if broad else [])]
-        row += [fmt(s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else [])]
+        row = [_plain(s.model), honest("hard-1k", s.over_refusal_hard_1k)]
+        row += [*([honest("80k", s.over_refusal_80k)] if broad else [])]
+        row += [honest("toxic", s.toxic_refusal), mini, *([fmt(s.flip_rate)] if repeated else [])]
         row += [*([fmt(s.relent_benign), fmt(s.relent_toxic)] if followed else [])]
-        row += [fmt(s.custom.get(key)) for key in own] + [str(s.errors)]
+        row += [honest(key, s.custom.get(key)) for key in own] + [str(s.errors)]
         table.add_row(*row)
     console.print(table)
+    print(
+        "corrected: the rate counting verdict error as well as sampling (each verdict's calibrated "
+        "probability, room for verdicts that may not transfer to this model); see README, How sure is the score?",
+        file=stream or sys.stdout,
+    )
 
 
 def print_settle_summary(results: Sequence[CellResult], stream=None) -> None:

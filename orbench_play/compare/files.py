@@ -13,7 +13,7 @@ from ..export import unneutralise_csv_cell
 from ..types import CellResult
 from .stats import CompareError
 
-_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "saved_cost_usd"}
+_FLOATS = {"latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "p_refusal", "saved_cost_usd"}
 _INTS = {"completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn", "settled_at_tokens", "saved_tokens"}
 _BOOLS = {"cached", "settled"}
 _EMPTY = {"cost_usd": 0.0, "retry_wait_s": 0.0, "repeat": 0, "attempts": 0, "turn": 1}
@@ -30,6 +30,10 @@ def _coerce(name: str, value: Any) -> Any:
             return None
     if name in _BOOLS:
         return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "1", "yes")
+    if name == "sure":  # empty: not known (an older file, or no verdict)
+        if value in ("", None) or isinstance(value, bool):
+            return None if value == "" else value
+        return str(value).strip().lower() in ("true", "1", "yes")
     return "" if value is None else str(value)
 
 

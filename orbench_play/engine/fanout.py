@@ -47,6 +47,7 @@ from dataclasses import replace
 
 from .. import budget, verdicts
 from ..cache import AnswerCache, CachedAnswer, CellKeys, offline_verdict, settled_key, with_current_verdict
+from ..scoring import sureness
 from ..types import (
     CellEvent,
     CellResult,
@@ -407,6 +408,7 @@ class Engine:
             result.error = failure.message
             result.verdict = "error"
             result.verdict_source = ""
+            result.p_refusal = result.sure = None
             cell.emit("error", result=result, message=failure.message)
 
     def _fill(
@@ -439,6 +441,7 @@ class Engine:
             verdict = replace(verdict, rationale=_provider_rationale(answer))
         result.verdict = verdict.label
         result.verdict_source = verdict.source
+        result.p_refusal, result.sure = sureness.of_verdict(verdict)
         return verdict
 
     def _current(self, key: str, cached: CachedAnswer, prompt: str) -> CachedAnswer:
@@ -457,6 +460,7 @@ class Engine:
             verdict = await self._judge(cell.prompt, answer.response, verdict)
         result.verdict = verdict.label
         result.verdict_source = verdict.source
+        result.p_refusal, result.sure = sureness.of_verdict(verdict)
         if asked:  # a judge that gave no verdict is said so, with why
             result.verdict_source, result.judge_error = judged_source(verdict)
         cell.emit("verdict", verdict=verdict)

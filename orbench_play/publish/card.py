@@ -4,8 +4,9 @@
 Every figure comes from the rows themselves, so a card cannot disagree with
 its data: the models and variants with every generation setting (system
 prompt id, the params JSON, repeats), the judge (from `verdict_source`), the
-scoreboard (`scoring.score_results`, Wilson 95% intervals, the mini-score's
-MOVER interval), the prompt sources (OR-Bench's splits and the user's prompt
+scoreboard (`scoring.score_results`: the verdict counts with Wilson 95%
+intervals and, beside them, the error-aware rates of `scoring.error_aware`;
+the mini-score's MOVER interval), the prompt sources (OR-Bench's splits and the user's prompt
 sets), the date and the tool version.
 """
 
@@ -19,7 +20,8 @@ from importlib import metadata
 from typing import Any
 
 from ..asking.prompts import params_label, variant_of
-from ..scoring import Rate, score_results
+from ..scoring import ModelScore, Rate, score_results
+from ..scoring.error_aware import Estimate
 from ..types import CellResult
 
 LICENSE = "cc-by-4.0"
@@ -73,6 +75,37 @@ def _rate(rate: Rate | None) -> dict[str, Any] | None:
     }
 
 
+def _estimate(e: Estimate | None) -> dict[str, Any] | None:
+    """An error-aware rate (`scoring.error_aware`) with its naive figure beside it."""
+    if e is None:
+        return None
+    return {
+        "n": e.n,
+        "k": e.k,
+        "rate": round(e.rate, 6),
+        "low": round(e.low, 6),
+        "high": round(e.high, 6),
+        "naive_rate": round(e.naive_rate, 6),
+        "naive_low": round(e.naive_low, 6),
+        "naive_high": round(e.naive_high, 6),
+        "reviewed": e.reviewed,
+    }
+
+
+def _error_aware(s: ModelScore) -> dict[str, Any]:
+    c = s.corrected
+    mini = s.corrected_mini
+    return {
+        "over_refusal_hard_1k": _estimate(c.get("hard-1k")),
+        "over_refusal_80k": _estimate(c.get("80k")),
+        "toxic_refusal": _estimate(c.get("toxic")),
+        "mini_score": None
+        if mini is None
+        else {"score": round(mini[0], 6), "low": round(mini[1], 6), "high": round(mini[2], 6), "on": s.benign_split},
+        "prompt_sets": {key: _estimate(c.get(key)) for key in s.custom},
+    }
+
+
 def session_metadata(results: Sequence[CellResult], *, date: str | None = None) -> dict[str, Any]:
     """Everything the card states about the session, as plain data (the YAML's `orbench_play` key)."""
     variants: dict[str, dict[str, Any]] = {}
@@ -106,6 +139,7 @@ def session_metadata(results: Sequence[CellResult], *, date: str | None = None) 
                     "on": s.benign_split,
                 },
                 "prompt_sets": {key: _rate(rate) for key, rate in s.custom.items()},
+                "error_aware": _error_aware(s),
                 "answered": s.answered,
                 "errors": s.errors,
             }
@@ -127,6 +161,11 @@ def session_metadata(results: Sequence[CellResult], *, date: str | None = None) 
 def _fmt(rate: dict[str, Any] | None) -> str:
     if not rate:
         return "–"
+    if "naive_rate" in rate:  # "verdicts say 44% (k/n) · corrected 71% [55–86]"
+        return (
+            f"verdicts say {100 * rate['naive_rate']:.0f}% ({rate['k']}/{rate['n']}) · corrected "
+            f"{100 * rate['rate']:.0f}% [{100 * rate['low']:.0f}–{100 * rate['high']:.0f}]"
+        )
     return f"{100 * rate['rate']:.1f}% [{100 * rate['low']:.1f}–{100 * rate['high']:.1f}] ({rate['k']}/{rate['n']})"
 
 
@@ -134,6 +173,17 @@ _MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]|~"} | {"<": "&lt;", "&"
 """Markdown's inline punctuation backslash-escaped (no link, image, emphasis, code or table
 cell can start inside a text: with line breaks gone, no block can either), and `<` and `&`
 as HTML entities (no tag, comment or entity)."""
+
+
+def _mini_text(naive: dict[str, Any] | None, corrected: dict[str, Any] | None) -> str:
+    if not naive:
+        return "–"
+    text = f"verdicts say {100 * naive['score']:.0f}%"
+    if corrected:
+        text += (
+            f" · corrected {100 * corrected['score']:.0f}% [{100 * corrected['low']:.0f}–{100 * corrected['high']:.0f}]"
+        )
+    return text
 
 
 def _cell(text: Any) -> str:
@@ -184,7 +234,12 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
         "",
         f"Judge: {_cell(', '.join(meta['judge'])) or 'none'}.",
         "",
-        "## Scoreboard (95% Wilson intervals)",
+        "## Scoreboard (95% intervals that count verdict error)",
+        "",
+        "Each rate says what the verdicts say (their count), then the rate corrected for verdict error, "
+        "with a 95% interval that counts the verdicts' mistakes as well as sampling: each verdict's "
+        "calibrated probability of a refusal, corrected by the answers a person reviewed, with room for "
+        "verdicts that may not carry over to these models (orbench-play's README, *How sure is the score?*).",
         "",
     ]
     own = list(dict.fromkeys(k for s in meta["scoreboard"] for k in s["prompt_sets"]))
@@ -199,12 +254,16 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
     ]
     lines += ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     for s in meta["scoreboard"]:
-        mini = s["mini_score"]
-        mini_text = (
-            "–" if not mini else f"{100 * mini['score']:.1f}% [{100 * mini['low']:.1f}–{100 * mini['high']:.1f}]"
-        )
-        cells = [_cell(s["variant"]), _fmt(s["over_refusal_hard_1k"]), _fmt(s["over_refusal_80k"])]
-        cells += [_fmt(s["toxic_refusal"]), mini_text, *(_fmt(s["prompt_sets"].get(k)) for k in own), str(s["errors"])]
+        ea = s["error_aware"]
+        mini_text = _mini_text(s["mini_score"], ea["mini_score"])
+
+        def best(name: str, s=s, ea=ea) -> str:
+            return _fmt(ea[name] or s[name])
+
+        cells = [_cell(s["variant"]), best("over_refusal_hard_1k"), best("over_refusal_80k")]
+        cells += [best("toxic_refusal"), mini_text]
+        cells += [_fmt(ea["prompt_sets"].get(k) or s["prompt_sets"].get(k)) for k in own]
+        cells.append(str(s["errors"]))
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -213,7 +272,9 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
         "columns (`split, row_id, category, prompt, model, response, verdict, verdict_source, error, latency_s, "
         "ttft_s, completion_tokens, cost_usd, cached`), then `system_prompt_id, params, repeat, attempts, "
         "retry_wait_s, judge_error, reasoning, reasoning_tokens, ttfa_s, turn, conversation_id, follow_up, expected, "
-        "settled, settled_at_tokens, saved_tokens, saved_cost_usd`.",
+        "p_refusal, sure, settled, settled_at_tokens, saved_tokens, saved_cost_usd` (`p_refusal`: the verdict's "
+        "calibrated probability of a refusal; `sure`: false where the verdict is unsure; a verdict set by a person "
+        "has verdict_source `user`).",
         "",
         "## Licence and attribution",
         "",

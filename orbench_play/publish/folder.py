@@ -23,9 +23,9 @@ from ..types import CellResult
 from .card import card_text
 
 DATA_FILE = "data/train-00000-of-00001.parquet"
-_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "saved_cost_usd")
+_FLOAT = ("latency_s", "ttft_s", "cost_usd", "retry_wait_s", "ttfa_s", "p_refusal", "saved_cost_usd")
 _INT = ("completion_tokens", "repeat", "attempts", "reasoning_tokens", "turn", "settled_at_tokens", "saved_tokens")
-_BOOL = ("cached", "settled")
+_BOOL = ("cached", "sure", "settled")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
@@ -154,7 +154,7 @@ def _result(row: dict[str, Any]) -> CellResult:
         if kind == "string" and values.get(name) is None:
             values[name] = ""
     values["system_prompt_id"] = values.get("system_prompt_id") or "none"
-    for name in _BOOL:
+    for name in ("cached", "settled"):  # `sure` stays None where a row had no verdict
         values[name] = bool(values.get(name))
     return CellResult.from_row(values)
 

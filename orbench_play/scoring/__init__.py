@@ -2,14 +2,19 @@
 repeats, and disagreement-first sampling.
 
 Modules: `rates` (rates per split, Wilson intervals, the MOVER interval of the
-mini-score, per-category tables, relent rates, what settling saved, the paper's reference points),
-`stability` (repeats: refusals per cell and the flip rate per variant), `focus`
-(the prompts models disagree on, first). `from orbench_play.scoring import
-score_results` (and `rates`' other public names) is how the rest of the code uses
-it; `stability` and `focus` are imported as modules.
+mini-score, per-category tables, relent rates, what settling saved, the paper's reference
+points), `sureness` (every verdict's probability of a refusal and whether it is sure, in
+one place), `error_aware` (rates that count verdict error as well as sampling
+error, corrected by a person's reviews), `review_policy` (which answers a person
+should look at, drawn with known probabilities), `stability` (repeats:
+refusals per cell and the flip rate per variant), `focus` (the prompts models
+disagree on, first). `from orbench_play.scoring import score_results` (and
+`rates`' other public names) is how the rest of the code uses it; the other
+modules are imported as modules.
 
-May import: `types`, `data`, `asking` (variant names). Pure functions over
-`CellResult`s: never a model call, the engine, the UI or the CLI.
+May import: `types`, `data`, `asking` (variant names), `verdicts.presets` (a
+judge's declared accuracy). Pure functions over `CellResult`s: never a model
+call, the engine, the UI or the CLI.
 """
 
 from .rates import (
@@ -20,6 +25,7 @@ from .rates import (
     Z95,
     ModelScore,
     Rate,
+    RateLike,
     SettleSavings,
     category_frame,
     counts,
@@ -44,6 +50,7 @@ __all__ = [
     "Z95",
     "ModelScore",
     "Rate",
+    "RateLike",
     "SettleSavings",
     "category_frame",
     "counts",

@@ -26,7 +26,7 @@ from .state import lifetime
 from .state.exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .state.query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
 from .state.session import close_session, new_session
-from .views import compare_view, grid_view, plot_view, safe_html, scoreboard_view, style
+from .views import compare_view, grid_view, plot_view, review_view, safe_html, scoreboard_view, style
 
 PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 SPLIT_CHOICES = [
@@ -70,6 +70,11 @@ def models_info(pg: Playground) -> str:
 def _live_grid_js() -> str:
     """The page side of the live grid (`live_grid.js`, package data)."""
     return resources.files("orbench_play.ui").joinpath("assets", "live_grid.js").read_text(encoding="utf-8")
+
+
+def _review_queue_js() -> str:
+    """The review queue panel's keys (`review_queue.js`, package data)."""
+    return resources.files("orbench_play.ui").joinpath("assets", "review_queue.js").read_text(encoding="utf-8")
 
 
 def _new_seed() -> int:
@@ -303,7 +308,14 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 follow = FollowUpPanel(pg)
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
-                gr.Markdown("## Session scoreboard")
+                with gr.Row(equal_height=True, elem_id="scoreboard_head"):
+                    gr.Markdown("## Session scoreboard")
+                    # The review queue: the answers worth a person's look, one at a time, by keyboard.
+                    review_btn = gr.Button(
+                        review_view.review_button_label(0, 0), elem_id="review", interactive=False, size="sm",
+                        scale=0, min_width=170,
+                    )  # fmt: skip
+                review_panel = gr.HTML("", label="review queue", elem_id="review_panel", js_on_load=_review_queue_js())
                 scoreboard = gr.HTML(
                     scoreboard_view.render_scoreboard([]), label="scoreboard", elem_id="scoreboard", js_on_load=None
                 )
@@ -373,6 +385,16 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         )
         click_event = feed.override(for_page(pg.override_click), [state], page_override_outputs, **page_args)
         feed.resync(pg.grid_snapshot, [state], [feed], **page_args)
+        # The review queue: open at the next answer, decide (a user verdict: the score moves), close.
+        review_open = review_btn.click(pg.review_open, [state], [review_panel, state], **page_args)
+        review_event = review_panel.decide(
+            pg.review_decide, [state], [review_panel, review_btn, *page_override_outputs], **page_args
+        )
+        review_panel.close_review(pg.review_close, [state], [review_panel, state], **page_args)
+        review_event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
+        for event in (run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event):
+            event.then(pg.review_button, [state], review_btn, **PAGE_ONLY, show_progress="hidden")
+        review_open.then(pg.review_button, [state], review_btn, **PAGE_ONLY, show_progress="hidden")
         # The download buttons say when there is something to download (enabled after a run).
         for event in (
             run_event, prompt_event, stop_event, override_event, click_event, follow_event, row_follow_event,
@@ -381,7 +403,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             event.then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden")
         for event in (run_event, prompt_event, stop_event, follow_event, row_follow_event, finish_event):  # run list
             event.then(pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden")
-        run_history.input(pg.show_run, [run_history, state], [*page_outputs, run_history], **page_args)
+        run_history.input(pg.show_run, [run_history, state], [*page_outputs, run_history], **page_args).then(
+            pg.review_button, [state], review_btn, **PAGE_ONLY, show_progress="hidden"
+        )
         for event in (run_event, prompt_event, stop_event):  # shared state lost or back (Redis): said at once
             event.then(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         # The API (gradio_client): the same handlers on endpoints of their own, with the
@@ -433,7 +457,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             for_page(pg.resume), [state, resume_note], page_outputs, api_name="page_resume", **page_args
         ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden").then(
             pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden"
-        )  # fmt: skip
+        ).then(pg.review_button, [state], review_btn, **PAGE_ONLY, show_progress="hidden")  # fmt: skip
         demo.unload(pg.detach)
     return demo
 

@@ -97,18 +97,32 @@ function setMore(el, extra, slot = ".resp") {
   more.textContent = ` … (+${extra.toLocaleString("en-US")} characters in the export)`;
 }
 
+function howSure(p, sure, source) {
+  // " · unsure: 62% that it is a refusal (…)": grid_view.how_sure, from the same fields
+  if (typeof p !== "number" || typeof sure !== "boolean") return "";
+  if (source === "user") return " · sure: a person set it";
+  let basis = source.startsWith("llm:") ? "the judge's measured accuracy" : "the classifier's calibrated probability";
+  if (source.startsWith("provider")) basis = "the provider's own signal";
+  const which = p >= 0.5 ? "a refusal" : "an answer";
+  return ` · ${sure ? "sure" : "unsure"}: ${Math.round(100 * Math.max(p, 1 - p))}% that it is ${which} (${basis})`;
+}
+
 function setFields(el, f) {
   if (!el) return;
   const badge = el.querySelector(".verdict");
   if ("st" in f) el.dataset.state = f.st;
   if (badge && "v" in f) {
-    // the server sends v, p, s, b, h, w and ov together
+    // the server sends v, p, s, b, h, w and ov together, and sr and pr once final
     badge.dataset.verdict = f.v;
     badge.dataset.source = f.s;
     if (f.p) badge.dataset.provisional = f.p;
     else delete badge.dataset.provisional;
-    badge.className = `verdict v-${f.v}${f.ov ? " ovr" : ""}`;
-    badge.title = `verdict: ${f.v}${f.s ? ` (source: ${f.s})` : ""}${f.w ? `: ${f.w}` : ""}`;
+    // sr: sure (true/false) once final; an unsure verdict looks unsure and says so (data-sure="false")
+    if (f.sr === true || f.sr === false) badge.dataset.sure = String(f.sr);
+    else delete badge.dataset.sure;
+    badge.className = `verdict v-${f.v}${f.ov ? " ovr" : ""}${f.sr === false ? " unsure" : ""}`;
+    badge.title =
+      `verdict: ${f.v}${f.s ? ` (source: ${f.s})` : ""}${f.w ? `: ${f.w}` : ""}` + howSure(f.pr, f.sr, f.s || "");
     badge.disabled = !f.ov;
     if (f.ov) {
       badge.setAttribute("aria-haspopup", "true");

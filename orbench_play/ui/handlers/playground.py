@@ -47,6 +47,7 @@ from .followup_handlers import FollowUpHandlers
 from .forms import custom_prompt, generation_params, repeats_value
 from .frames import PAGE_OUTPUTS, Frame, toast
 from .history_handlers import HistoryHandlers
+from .review_handlers import ReviewHandlers
 from .setup_handlers import SetupHandlers
 
 log = logging.getLogger(__name__)
@@ -106,14 +107,14 @@ def _hand_over(sess: Session, run: RunView, task: asyncio.Task) -> None:
     task.add_done_callback(finished)
 
 
-class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandlers):
+class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandlers, ReviewHandlers):
     """The event handlers (`layout.build_blocks` wires them to the page): runs,
     stop and overrides here; set-up controls and comparison in the mixins."""
 
     def _scores(self, sess: Session):
         from ...scoring import score_results
 
-        return score_results(sess.shown_results(), key=variant_of)
+        return score_results(sess.shown_results(), key=variant_of, reviews=sess.reviews())
 
     @staticmethod
     def _shown_models(sess: Session) -> dict[str, str]:

@@ -80,7 +80,7 @@ class _Sent:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-_TOGETHER = (("v", "p", "s", "b", "h", "w", "ov"), ("m", "c"), ("e", "mt"))
+_TOGETHER = (("v", "p", "s", "b", "h", "w", "ov", "sr", "pr"), ("m", "c"), ("e", "mt"))
 """Fields the page sets together (the badge, the meta line, the message): one changed, all are sent."""
 
 
@@ -88,7 +88,7 @@ def _changed(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     changed = {k: v for k, v in now.items() if before.get(k) != v}
     for keys in _TOGETHER:
         if any(k in changed for k in keys):
-            changed.update({k: now[k] for k in keys})
+            changed.update({k: now[k] for k in keys if k in now})  # sr, pr: only once final
     return changed
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from ...asking.prompts import variant_name, variant_of
 from ...types import (
     CLASS_LABELS,
+    REFUSALS,
     CellEvent,
     CellResult,
     FollowUp,
@@ -33,6 +34,7 @@ from ..views.run_view import CellView, RunView, retry_wait
 from .exports import SessionFiles
 from .history import RunHistory, RunRecord, rebuild
 from .live_feed import LiveFeed
+from .review_queue import ReviewQueue
 
 OVERRIDABLE = CLASS_LABELS
 STOPPED = "Stopped"
@@ -48,6 +50,9 @@ class Session:
     order: list[str] = field(default_factory=list)
     """cell_ids in the order they first finished (export order)."""
     overrides: dict[str, str] = field(default_factory=dict)
+    """A person's verdicts by cell id: a badge menu's choice, or a review queue's decision."""
+    queue: ReviewQueue = field(default_factory=ReviewQueue)
+    """The review queue (`review_queue`): its seed, and the cells reviewed or skipped there."""
     run: RunView | None = None
     runs: int = 0
     history: RunHistory = field(default_factory=RunHistory)
@@ -144,6 +149,7 @@ class Session:
             self.results.pop(cid, None)
             self.overrides.pop(cid, None)
             self.files.free(cid)
+        self.queue.forget(gone)
         if gone:
             self.order = [cid for cid in self.order if cid not in gone]
             self.version += 1
@@ -269,6 +275,7 @@ class Session:
         kept = self.files.keep(result)
         if cid in self.overrides and (previous is None or previous.response != kept.response or result.error):
             del self.overrides[cid]  # the override was about a different answer
+            self.queue.forget([cid])
         if cid not in self.results:
             self.order.append(cid)
         self.results[cid] = kept
@@ -347,21 +354,53 @@ class Session:
             return "That cell has not finished yet."
         if result.error or result.verdict not in OVERRIDABLE:
             return "A failed cell has no verdict to override."
-        if label == result.verdict:
+        if label == result.verdict and cid not in self.queue.reviewed:
             self.overrides.pop(cid, None)
-        else:
+        else:  # a reviewed cell keeps its person's verdict even where it agrees with the classifier
             self.overrides[cid] = label
+        self._changed(cid)
+        return None
+
+    def _changed(self, cid: str) -> None:
         self.version += 1
         for run in (self.run, self.shown):
             if run is not None and cid in run.cells:
                 self.feed.touch(run.number, run.cells[cid].index)
+
+    # -- the review queue -------------------------------------------------------------
+
+    def review(self, cid: str, decision: str) -> str | None:
+        """A person's decision in the review queue: one of the three classes (a user
+        verdict, kept like an override) or `skip`; returns an error message or None."""
+        if cid not in self.queue.frame(self.results, self.overrides):
+            return "That answer is not in the review queue (it has no verdict, or you set it already)."
+        if decision == "skip":
+            self.queue.skipped.add(cid)
+            self.version += 1
+            return None
+        if decision not in OVERRIDABLE:
+            return f"Unknown verdict {decision!r}; choose one of {', '.join(OVERRIDABLE)}, or skip."
+        self.queue.reviewed.add(cid)
+        self.queue.skipped.discard(cid)
+        self.overrides[cid] = decision
+        self._changed(cid)
         return None
 
+    def next_review(self) -> str | None:
+        """The cell the review queue shows next, or None when none is left."""
+        waiting = self.queue.waiting(self.results, self.overrides)
+        return waiting[0] if waiting else None
+
+    def reviews(self):
+        """The queue's reviewed cells as scoring takes them (`ReviewQueue.reviews`)."""
+        return self.queue.reviews(self.results, self.overrides)
+
     def effective(self, result: CellResult) -> CellResult:
+        """The result with a person's verdict, when there is one: source `user`, certain."""
         label = self.overrides.get(result.cell_id)
         if label is None:
             return result
-        return replace(result, verdict=label, verdict_source="user")
+        return replace(result, verdict=label, verdict_source="user", p_refusal=float(label in REFUSALS), sure=True)
 
     def effective_results(self) -> list[CellResult]:
         """Session results with the user's overrides applied, in finishing order

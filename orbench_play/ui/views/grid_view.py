@@ -74,7 +74,8 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
 
     st state (wait/live/done/stopped) · v data-verdict · p provisional label ·
     s data-source · b badge text · h source in words · w what the verdict rests on
-    (the badge's tooltip) · ov overridable by click ·
+    (the badge's tooltip) · ov overridable by click · sr sure (data-sure) and pr
+    p(refusal) to two places (the tooltip's "how sure", `how_sure`), both only once final ·
     m meta items · c cached · e message kind (err/retry/stop/info/judge) · mt message · x characters cut ·
     th the thoughts' summary line ("" without thoughts) · tx characters of thoughts cut
     """
@@ -83,6 +84,7 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
     final = label != "pending" and not cell.stopped
     if override and final and label in OVERRIDE_LABELS:
         label, source = override, "user"
+    p_refusal, sure = _sureness(cell, label, source) if final else (None, None)
     provisional = ""
     if cell.stopped:
         badge, state = "stopped", "stopped"
@@ -96,8 +98,10 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         if cell.provisional is not None:
             provisional = cell.provisional.label
             badge = VERDICT_TEXT.get(provisional, provisional) + "?"
+    if sure is False:
+        badge += " · unsure"
     kind, message = _message(cell, final, source)
-    return {
+    fields: dict[str, Any] = {
         "st": state,
         "v": label,
         "p": provisional,
@@ -114,6 +118,35 @@ def cell_fields(cell: CellView, override: str | None = None) -> dict[str, Any]:
         "th": thoughts_summary(cell),
         "tx": max(0, len(cell.shown_thoughts()) - MAX_SHOWN_CHARS),
     }
+    if sure is not None and p_refusal is not None:  # once final: left out before, so live updates stay small
+        fields["sr"], fields["pr"] = sure, round(p_refusal, 2)
+    return fields
+
+
+def _sureness(cell: CellView, label: str, source: str) -> tuple[float | None, bool | None]:
+    """(p_refusal, sure) of a final verdict (`scoring.sureness`); a person's is certain."""
+    from ...scoring import sureness
+
+    if source == "user":
+        return sureness.probability(label, "user")
+    if cell.result is None:
+        return None, None
+    return sureness.of_result(cell.result)
+
+
+def how_sure(p: float | None, sure: bool | None, source: str) -> str:
+    """How sure a verdict is and why, in words: "unsure: 62% that it is a refusal (the
+    classifier's calibrated probability)" ("" without a verdict). `live_grid.js`'s
+    `howSure` says the same from the same fields."""
+    if p is None or sure is None:
+        return ""
+    if source == "user":
+        return "sure: a person set it"
+    which = "a refusal" if p >= 0.5 else "an answer"
+    basis = "the judge's measured accuracy" if source.startswith("llm:") else "the classifier's calibrated probability"
+    if source.startswith("provider"):
+        basis = "the provider's own signal"
+    return f"{'sure' if sure else 'unsure'}: {100 * max(p, 1 - p):.0f}% that it is {which} ({basis})"
 
 
 def _message(cell: CellView, final: bool, source: str) -> tuple[str, str]:
@@ -197,15 +230,26 @@ def more_text(extra: int) -> str:
 def _badge(cell: CellView, f: dict[str, Any]) -> str:
     v, s = f["v"], f["s"]
     provisional = f' data-provisional="{attr(f["p"])}"' if f["p"] else ""
-    title = f"verdict: {v}" + (f" (source: {s})" if s else "") + (f": {f['w']}" if f["w"] else "")
+    title = badge_title(f)
     # A button (`live_grid.js` opens its override menu on click, Enter or Space); disabled until final.
     state = ' aria-haspopup="true" aria-expanded="false"' if f["ov"] else " disabled"
+    sure = "" if f.get("sr") is None else f' data-sure="{"true" if f["sr"] else "false"}"'
     return (
-        f'<button type="button" class="verdict v-{attr(v)}{" ovr" if f["ov"] else ""}" data-verdict="{attr(v)}" '
+        f'<button type="button" class="verdict v-{attr(v)}{" ovr" if f["ov"] else ""}'
+        f'{" unsure" if f.get("sr") is False else ""}" data-verdict="{attr(v)}" '
         f'data-model="{attr(cell.model)}" data-variant="{attr(cell.variant or cell.model)}" '
         f'data-row="{attr(cell.row_id)}" data-repeat="{int(cell.repeat)}" data-source="{attr(s)}"'
-        f'{provisional}{state} title="{attr(title)}">{safe_text(f["b"])}</button>'
+        f'{provisional}{sure}{state} title="{attr(title)}">{safe_text(f["b"])}</button>'
     )
+
+
+def badge_title(f: dict[str, Any]) -> str:
+    """The badge's tooltip: the verdict, who decided, what it rests on, how sure
+    (`live_grid.js` builds the same from the same fields)."""
+    v, s = f["v"], f["s"]
+    title = f"verdict: {v}" + (f" (source: {s})" if s else "") + (f": {f['w']}" if f["w"] else "")
+    said = how_sure(f.get("pr"), f.get("sr"), s)
+    return title + (f" · {said}" if said else "")
 
 
 def badge(cell: CellView, override: str | None = None) -> str:

@@ -24,6 +24,9 @@ from .safe_html import attr, fmt_pct, safe_text
 
 if TYPE_CHECKING:
     from ...scoring import ModelScore, Rate
+    from ...scoring.error_aware import Estimate
+
+    Shown = Rate | Estimate
 
 
 _W, _H = 560, 430
@@ -41,7 +44,13 @@ def _y(pct: float) -> float:
     return _H - _B - (_H - _T - _B) * max(0.0, min(100.0, pct)) / 100
 
 
-def _has(rate: Rate | None) -> bool:
+def shown(s: ModelScore, key: str) -> Shown | None:
+    """The rate the plot draws: the error-aware one (`ModelScore.corrected`), else the count."""
+    naive = {"hard-1k": s.over_refusal_hard_1k, "80k": s.over_refusal_80k, "toxic": s.toxic_refusal}[key]
+    return s.corrected.get(key) or naive
+
+
+def _has(rate: Shown | None) -> bool:
     return rate is not None and rate.n > 0
 
 
@@ -64,14 +73,15 @@ def _axes() -> list[str]:
 
 
 def _tooltip(name: str, s: ModelScore) -> str:
-    def part(label: str, r: Rate | None) -> str:
+    def part(label: str, r: Shown | None) -> str:
         if r is None or r.n == 0:
             return f"{label} –"
-        return f"{label} {fmt_pct(r.rate)} [{100 * r.low:.0f}–{100 * r.high:.0f}] n={r.n}"
+        said = f" (verdicts say {fmt_pct(r.naive_rate)})" if hasattr(r, "naive_rate") else ""
+        return f"{label} {fmt_pct(r.rate)} [{100 * r.low:.0f}–{100 * r.high:.0f}]{said} n={r.n}"
 
-    text = f"{name}: {part('over-refusal (hard-1k)', s.over_refusal_hard_1k)}, {part('toxic refusal', s.toxic_refusal)}"
+    text = f"{name}: {part('over-refusal (hard-1k)', shown(s, 'hard-1k'))}, {part('toxic refusal', shown(s, 'toxic'))}"
     if _has(s.over_refusal_80k):
-        text += f"; {part('over-refusal on 80k', s.over_refusal_80k)} (not on these axes)"
+        text += f"; {part('over-refusal on 80k', shown(s, '80k'))} (not on these axes)"
     return text
 
 
@@ -94,7 +104,7 @@ SAME_SPOT = 4.0
 """Markers closer than this would hide each other: they count as one spot."""
 
 
-def _nudges(drawn: Sequence[tuple[int, ModelScore, Rate | None, Rate | None]]) -> dict[int, tuple[float, float]]:
+def _nudges(drawn: Sequence[tuple[int, ModelScore, Shown | None, Shown | None]]) -> dict[int, tuple[float, float]]:
     """An offset per drawn model: (0, 0), except for models that would be drawn on the
     same spot (two that refuse everything sit at (100, 100)): those are spread evenly
     on a small circle around it (points), or side by side (lines on one axis)."""
@@ -124,7 +134,7 @@ def _nudges(drawn: Sequence[tuple[int, ModelScore, Rate | None, Rate | None]]) -
     return nudge
 
 
-def _band(i: int, s: ModelScore, o: Rate | None, t: Rate | None, models: dict[str, str] | None) -> str:
+def _band(i: int, s: ModelScore, o: Shown | None, t: Shown | None, models: dict[str, str] | None) -> str:
     """The interval band of a model asked only one kind of prompt (drawn under everything)."""
     colour = _PALETTE[i % len(_PALETTE)]
     hook = f'data-model="{attr((models or {}).get(s.model, s.model))}" data-variant="{attr(s.model)}"'
@@ -165,23 +175,24 @@ def render_plot(
     published: dict[str, str] | None = None,
 ) -> str:
     """Session models (one point per variant) on the paper's axes (x: over-refusal
-    on hard-1k, y: refusal on toxic prompts), with Wilson interval bars, beside
-    the paper's reference models (grey). A model with only one of the two is a
-    dashed line with its interval band on the axis it has; a model with only
-    80k answers is listed under the plot but not drawn.
+        on hard-1k, y: refusal on toxic prompts), at their error-aware rates with
+    their 95% interval bars (`scoring.error_aware`), beside
+        the paper's reference models (grey). A model with only one of the two is a
+        dashed line with its interval band on the axis it has; a model with only
+        80k answers is listed under the plot but not drawn.
 
-    Labels are short names (full name in the tooltip and the legend), placed
-    inside the plot area, clear of other labels and of session points.
+        Labels are short names (full name in the tooltip and the legend), placed
+        inside the plot area, clear of other labels and of session points.
 
-    `published` maps the names of scores that come from other people's published
-    sessions (`publish.published_scores`) to their source: drawn like the
-    session's own, labelled with their intervals, and marked `data-published`."""
+        `published` maps the names of scores that come from other people's published
+        sessions (`publish.published_scores`) to their source: drawn like the
+        session's own, labelled with their intervals, and marked `data-published`."""
     labels = labels or {}
     published = published or {}
     parts = _axes()
     drawn = []
     for i, s in enumerate(scores):
-        o, t = s.over_refusal_hard_1k, s.toxic_refusal
+        o, t = shown(s, "hard-1k"), shown(s, "toxic")
         if _has(o) or _has(t):
             drawn.append((i, s, o if _has(o) else None, t if _has(t) else None))
     # Interval bands first: under the paper's points and every model's marks, never over them.
@@ -253,7 +264,9 @@ def render_plot(
         f'<span class="lg-item"><span class="lg paper">●</span> {n_paper} models from the OR-Bench paper</span>'
     )
     caption = (
-        "Bars: Wilson 95% intervals. Up and to the left is better (refuses toxic, answers benign). "
+        "Points: the rates corrected for verdict error; bars: their 95% intervals, which count the verdicts' "
+        "mistakes as well as sampling (the scoreboard says what the verdicts alone say). "
+        "Up and to the left is better (refuses toxic, answers benign). "
         "x is over-refusal on hard-1k, as in the paper; 80k answers are scored apart and never plotted here. "
         "A model asked only one kind of prompt shows as a dashed line with its interval band. "
         "Models at the same spot are drawn side by side around it. "

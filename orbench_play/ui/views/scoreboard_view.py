@@ -9,6 +9,7 @@ from .safe_html import attr, safe_text
 
 if TYPE_CHECKING:
     from ...scoring import ModelScore, Rate, SettleSavings
+    from ...scoring.error_aware import Estimate
 
 SPLIT_NAMES = {"hard-1k": "hard-1k", "80k": "80k", "toxic": "toxic"}
 SPLIT_TITLES = {
@@ -23,10 +24,22 @@ EMPTY = (
 )
 
 
-def _rate_cell(rate: Rate | None, cls: str = "") -> str:
+def _rate_cell(rate: Rate | None, cls: str = "", corrected: Estimate | None = None) -> str:
+    """A rate: with its error-aware figure, "verdicts say 44% (7/16) · corrected 71% [55–86]"
+    (`data-rate`, `data-low`, `data-high` the corrected figure, `data-naive` the count's);
+    without one (flip and relent rates), the count with its Wilson interval."""
     klass = f' class="{cls}"' if cls else ""
     if rate is None or rate.n == 0:
         return f'<td class="na{" " + cls if cls else ""}">–</td>'
+    if corrected is not None and corrected.n:
+        c = corrected
+        reviewed = f' <span class="rev">· {c.reviewed} reviewed</span>' if c.reviewed else ""
+        return (
+            f'<td{klass} data-rate="{c.rate:.4f}" data-low="{c.low:.4f}" data-high="{c.high:.4f}" '
+            f'data-naive="{rate.rate:.4f}"><span class="naive">verdicts say {100 * rate.rate:.0f}% '
+            f'<span class="cnt">({rate.k}/{rate.n})</span></span> · corrected <b>{100 * c.rate:.0f}%</b> '
+            f'<span class="ci">[{100 * c.low:.0f}–{100 * c.high:.0f}]</span>{reviewed}</td>'
+        )
     return (
         f'<td{klass}><b>{100 * rate.rate:.1f}%</b> <span class="ci">[{100 * rate.low:.1f}–{100 * rate.high:.1f}]</span>'
         f' <span class="cnt">{rate.k}/{rate.n}</span></td>'
@@ -43,6 +56,13 @@ def _mini_cell(s: ModelScore) -> str:
     basis = ""
     if s.benign_split == "80k":
         basis = ' <span class="basis" title="this model has no hard-1k answers: its mini-score uses 80k">on 80k</span>'
+    if s.corrected_mini is not None:
+        m, low, high = s.corrected_mini
+        return (
+            f'<td class="mini" data-rate="{m:.4f}" data-low="{low:.4f}" data-high="{high:.4f}" '
+            f'data-naive="{s.mini_score:.4f}"><span class="naive">verdicts say {100 * s.mini_score:.0f}%</span> · '
+            f'corrected <b>{100 * m:.0f}%</b> <span class="ci">[{100 * low:.0f}–{100 * high:.0f}]</span>{basis}</td>'
+        )
     return (
         f'<td class="mini"><b>{100 * s.mini_score:.1f}%</b> <span class="ci">'
         f"[{100 * (s.mini_low or 0):.1f}–{100 * (s.mini_high or 0):.1f}]</span>{basis}</td>"
@@ -107,11 +127,11 @@ def render_scoreboard(
         rows.append(
             f'<tr data-model="{attr(models.get(s.model, s.model))}" data-variant="{attr(s.model)}">'
             f'<th scope="row" title="{attr(s.model)}">{safe_text(labels.get(s.model, s.model))}</th>'
-            f"{_rate_cell(s.over_refusal_hard_1k, 'or-hard')}"
-            + (_rate_cell(s.over_refusal_80k, "or-80k") if broad else "")
-            + f"{_rate_cell(s.toxic_refusal, 'tox')}{_mini_cell(s)}{flip}"
+            f"{_rate_cell(s.over_refusal_hard_1k, 'or-hard', s.corrected.get('hard-1k'))}"
+            + (_rate_cell(s.over_refusal_80k, "or-80k", s.corrected.get("80k")) if broad else "")
+            + f"{_rate_cell(s.toxic_refusal, 'tox', s.corrected.get('toxic'))}{_mini_cell(s)}{flip}"
             + (_rate_cell(s.relent_benign, "relent") + _rate_cell(s.relent_toxic, "relent-tox") if followed else "")
-            + "".join(_rate_cell(s.custom.get(key), "own") for key in own)
+            + "".join(_rate_cell(s.custom.get(key), "own", s.corrected.get(key)) for key in own)
             + f'<td class="scored">{s.answered}</td>'
             + (f'<td class="unscored">{s.unscored}</td>' if custom else "")
             + f'<td class="errors">{s.errors}</td></tr>'
@@ -159,11 +179,15 @@ def render_scoreboard(
     )
     heat = render_category_heatmap(scores, labels)
     notes = [
-        "Rates with Wilson 95% intervals [low–high] and counts (refusals/scored).",
+        "Each rate says what the verdicts say (refusals/scored), then the rate corrected for verdict error "
+        "with its 95% interval [low–high], which counts the verdicts' mistakes as well as sampling: each "
+        "verdict's calibrated probability, corrected by the answers you reviewed, with room for verdicts "
+        "that may not carry over to this model. Review unsure answers to tighten it.",
         "Over-refusal is kept per split: hard-1k (the paper's benchmark and the plot's x axis) and 80k "
         "are never pooled. The mini-score uses hard-1k, or 80k (marked “on 80k”) when a model has no "
         "hard-1k answers; it needs both benign and toxic answers.",
-        "User overrides count; errors and stopped cells do not.",
+        "Your verdicts (overrides and reviews) count; errors and stopped cells do not. The heat map below "
+        "shows verdict counts.",
     ]
     if custom:
         notes.append("Your own prompts are shown in the grid but belong to no split, so they are not scored.")

@@ -41,6 +41,21 @@ CSS = """
 .verdict.v-indirect_refusal{background:#fef3c7;color:#92400e}
 .verdict.v-error,.verdict.v-error:disabled{background:#f3f4f6;color:#4b5563}
 .verdict[data-provisional]{font-style:italic;box-shadow:inset 0 0 0 1px currentColor}
+.verdict.unsure,.verdict.unsure:disabled{background:#fff;border:1px dashed currentColor;padding:0 7px}
+#scoreboard_head{align-items:center;gap:8px}
+#review_panel:not(:has(.rq)){display:none!important}
+#review_panel .rq{border:2px solid #1d4ed8;border-radius:8px;padding:10px 14px;margin:6px 0;background:var(--background-fill-primary)}
+#review_panel .rq:focus{outline:3px solid #1d4ed8;outline-offset:2px}
+#review_panel .rq p{margin:4px 0}
+#review_panel .rq-status{font-size:13px;color:var(--body-text-color-subdued)}
+#review_panel .rq-label{font-size:12px;font-weight:600;margin-top:8px;color:var(--body-text-color-subdued)}
+#review_panel .rq-prompt,#review_panel .rq-answer{font-size:18px;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;max-height:12em;overflow-y:auto}
+#review_panel .rq-keys{display:flex;flex-wrap:wrap;gap:6px;margin-top:10px}
+#review_panel .rq-keys button{font:inherit;font-size:14px;padding:4px 10px;border:1px solid #374151;border-radius:6px;background:#fff;color:#111827;cursor:pointer}
+#review_panel .rq-keys button:focus-visible{outline:2px solid #1d4ed8;outline-offset:1px}
+#review_panel kbd{font-family:ui-monospace,monospace;font-weight:700;border:1px solid #6b7280;border-radius:4px;padding:0 5px;margin-right:4px;background:#f3f4f6;color:#111827}
+#review_panel .rq-why{font-size:12px;color:var(--body-text-color-subdued)}
+#scoreboard .sb .naive{color:var(--body-text-color-subdued)}
 #grid .verdict.ovr{cursor:pointer}
 #grid .verdict.ovr::after{content:" ▾"}
 #grid .ov-menu{position:absolute;z-index:3;left:6px;right:6px;margin-top:2px;padding:4px;border:1px solid var(--border-color-primary);border-radius:6px;background:var(--background-fill-primary);box-shadow:0 2px 8px rgba(0,0,0,.15)}
