@@ -176,6 +176,17 @@ class PlaygroundBase:
             return sess.extra_models[name]
         return self.catalog.resolve(name)
 
+    ADD_A_MODEL = "add an OpenAI-compatible server under Add a model (Custom endpoint: openai/NAME at its base URL)"
+
+    def unknown_model(self, specs: Sequence[ModelSpec], sess: Session | None = None) -> str | None:
+        """One line for the first of `specs` whose provider LiteLLM cannot tell (checked
+        before a run makes any cell), or None. Imports LiteLLM: call it off the event
+        loop's first-run path only after the warm-up (or in a worker thread)."""
+        from ...engine.model_names import first_unknown
+
+        known = [*self.catalog.names(), *(sess.extra_models if sess is not None else {})]
+        return first_unknown(specs, known, how=self.ADD_A_MODEL)
+
     def banner(self, split: str | Sequence[str] | None, warnings: list[str] | None = None) -> str:
         """Shared-state problems, a public demo's limits, problems with the models and the
         chosen splits' data, then the link's warnings."""

@@ -352,12 +352,18 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             except guards.GuardError as exc:
                 yield self.refusal_frame(sess, str(exc))
                 return
+        if not warmup.is_warm():  # (never while a run is live: that run warmed it)
+            yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
+            await asyncio.to_thread(warmup.warm_up)
+        unknown = self.unknown_model(specs, sess)
+        if unknown:  # LiteLLM could not route it: say so now, make no cells, and leave a live run be
+            if ticket is not None:
+                await sess.limits().refund(ticket)
+            yield self.refusal_frame(sess, unknown)
+            return
         if sess.running:  # a second run in the same tab replaces the first
             sess.cancel_task()
             sess.finish_run(stopped=True)
-        if not warmup.is_warm():
-            yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
-            await asyncio.to_thread(warmup.warm_up)
         if sess.requested_at and sess.stop_requested_at > sess.requested_at:
             yield self.message_frame(sess, "Stopped before the run started.")
             return

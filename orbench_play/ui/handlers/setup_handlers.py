@@ -120,9 +120,14 @@ class SetupHandlers(PlaygroundBase):
             gr.Warning(f"At most {MAX_MODELS} models per run: remove one first.")
             return gr.update(), text
         try:
-            guards.check_model(self.resolve(name, sess))
+            spec = self.resolve(name, sess)
+            guards.check_model(spec)
         except (guards.GuardError, CatalogError) as exc:
             toast(str(exc))  # escaped: the message quotes what the visitor typed
+            return gr.update(), text
+        unknown = self.unknown_model([spec], sess)
+        if unknown:
+            toast(unknown)
             return gr.update(), text
         if name not in current:
             current.append(name)
