@@ -456,6 +456,8 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         cached = run.cached_count()
         if cached:
             text += f" · {cached} cached"
+        if run.n_judge_failed:  # said where it is seen: each cell's note is easy to miss in a grid
+            text += f" · judge failed on {run.n_judge_failed} of {run.n_judged}; offline verdicts used"
         if not run.stopped:
             text += f" · {state}"
         elapsed = run.elapsed()

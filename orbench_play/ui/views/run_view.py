@@ -134,6 +134,10 @@ class RunView:
     n_stopped: int = 0
     n_errors: int = 0
     n_cached: int = 0
+    n_judged: int = 0
+    """Answers the LLM judge was asked about (its verdicts and its failures)."""
+    n_judge_failed: int = 0
+    """…of which the judge gave no verdict, so the offline one stands (`judge_error`)."""
     n_carried: int = 0
     """Cells of a follow-up run shown as they were, not asked again (outside the counts)."""
     specs: list[Any] = field(default_factory=list)
@@ -237,6 +241,9 @@ class RunView:
             self.n_final += 1
             self.n_errors += bool(result.error)
             self.n_cached += bool(result.cached)
+            failed = bool(result.judge_error)
+            self.n_judge_failed += failed
+            self.n_judged += failed or result.verdict_source.startswith("llm:")
         cell.result = result
         response = result.response
         if response and response != cell.text:
