@@ -178,6 +178,8 @@ class Session:
         )  # fmt: skip
         run.specs, run.params, run.judge, run.follow_up = prev.specs, prev.params, prev.judge, said
         run.settles = prev.settles
+        run.entry = prev.entry or prev.number
+        run.round = self.history.follow_ups(run.entry) + 1
         asked = {(f.row_id, f.model, f.repeat): f for f in follow_ups}
         for first in list(run.order):
             base = run.cells[first]
@@ -211,6 +213,7 @@ class Session:
             variants=dict(prev.variants),
         )  # fmt: skip
         run.specs, run.params, run.judge, run.finishing = prev.specs, prev.params, prev.judge, True
+        run.entry = prev.entry or prev.number
         run.settles = prev.settles  # what a later Run or follow-up of this grid does, not this run
         wanted = set(cells)
         for first in list(run.order):

@@ -446,7 +446,7 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         finished, stopped = run.finished_count(), run.stopped_count()
         errors = run.error_count()
         state = "stopped" if run.stopped else ("finished" if run.finished else "running")
-        what = f"Run {run.number}" + (" (follow-up)" if run.follow_up else " (finishing)" if run.finishing else "")
+        what = run.title()
         if run.stopped:
             text = f"{what} stopped: {finished} of {total} cells finished · {stopped} stopped"
         else:
