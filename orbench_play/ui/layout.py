@@ -27,6 +27,7 @@ from .state.exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .state.query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
 from .state.session import close_session, new_session
 from .views import compare_view, grid_view, plot_view, review_view, safe_html, scoreboard_view, style
+from .views.run_size_view import render_run_size
 
 PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 SPLIT_CHOICES = [
@@ -241,6 +242,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             progress = gr.HTML(
                 grid_view.render_progress(None), label="run progress", elem_id="progress", js_on_load=None
             )
+            # The next run's cells and, where the models are priced, its cost: known before Run.
+            run_size = gr.HTML(render_run_size(None), label="next run", elem_id="run_size", js_on_load=None)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 models = gr.Dropdown(
@@ -421,26 +424,28 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
             models, split, categories, n, seed,
             gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
-            gen.reasoning_effort, follow.preset, settle,
+            gen.reasoning_effort, follow.preset, settle, judge, *prompt_set.run_inputs,
         ]  # fmt: skip
-        share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
+        # In `setup_handlers.SETTINGS` order after the page's base and the session.
+        share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:], settle_touched]
+        share_outputs = [share, run_size]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
         reroll.click(_new_seed, None, seed, **PAGE_ONLY, show_progress="hidden").then(
-            pg.share_box, share_inputs, share, **share_args
+            pg.share_box, share_inputs, share_outputs, **share_args
         )
         split.input(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         settle.input(lambda: True, None, settle_touched, **PAGE_ONLY, show_progress="hidden")
         models.change(pg.settle_follows, [models, settle_touched], settle, **PAGE_ONLY, show_progress="hidden").then(
-            pg.share_box, share_inputs, share, **share_args
+            pg.share_box, share_inputs, share_outputs, **share_args
         )
         for control in setup_controls:
-            control.input(pg.share_box, share_inputs, share, **share_args)
+            control.input(pg.share_box, share_inputs, share_outputs, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
-            event.then(pg.share_box, share_inputs, share, **share_args)
+            event.then(pg.share_box, share_inputs, share_outputs, **share_args)
         load_outputs = [
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
-            gen.reasoning_effort, follow.preset, settle, settle_touched,
+            gen.reasoning_effort, follow.preset, settle, settle_touched, judge, *prompt_set.run_inputs, resume_note,
         ]  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only,
@@ -452,8 +457,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         demo.load(new_session, None, state, **PAGE_ONLY).then(
             pg.restore, [state, session_id], [state, session_id, resume_note], **PAGE_ONLY, show_progress="hidden"
         ).then(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
-            pg.on_load, [state], load_outputs, **PAGE_ONLY, show_progress="hidden",
-        ).then(pg.share_box, share_inputs, share, **share_args).then(
+            pg.on_load, [state, resume_note], load_outputs, **PAGE_ONLY, show_progress="hidden",
+        ).then(pg.share_box, share_inputs, share_outputs, **share_args).then(
             for_page(pg.resume), [state, resume_note], page_outputs, api_name="page_resume", **page_args
         ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden").then(
             pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden"

@@ -66,6 +66,13 @@ def public_limits_text(*, public: bool | None = None) -> str:
     )
 
 
+def public_cell_cap() -> int | None:
+    """The public demo's cells per run (None outside public mode)."""
+    from ... import guards
+
+    return guards.SessionLimiter().max_cells if guards.public_mode() else None
+
+
 def _paper_points() -> list[tuple[str, float, float]]:
     try:
         from ...scoring import load_paper_results

@@ -62,6 +62,12 @@ class Session:
     extra_models: dict[str, ModelSpec] = field(default_factory=dict)
     """Models this visitor added (custom endpoints carry their key here, nowhere else)."""
     labels: dict[str, str] = field(default_factory=dict)
+    controls: dict[str, Any] | None = None
+    """The set-up controls as the page last showed them (models, splits, judge, prompt set,
+    generation settings…, by name; `setup_handlers.CONTROLS`): a reload sets the page so again."""
+    load_query: dict[str, str] = field(default_factory=dict)
+    """The set-up keys of the URL the page was loaded with: a reload of the same URL gets
+    `controls` back, a different link gets its own set-up."""
     version: int = 0
     """Bumped whenever results or overrides change (to skip needless re-scoring)."""
     task: Any = None
