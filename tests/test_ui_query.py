@@ -404,3 +404,23 @@ def test_a_reload_gives_back_the_controls_the_session_showed_and_says_so(judged_
     # A fresh page (nothing restored) keeps the defaults and says nothing.
     out = reloaded(judged_playground, Session(), stub_request(), "")
     assert out["judge"] == "keyword" and out["prompts"] == "" and out["notice"] == ""
+
+
+# -- the next run's size and cost, before Run (issue 47, defect 8) ---------------------------------
+
+
+def test_the_next_runs_cells_and_cost_are_known_before_run(judged_playground, monkeypatch):
+    from orbench_play.models import bare_model
+    from orbench_play.ui.state.session import Session
+
+    judged_playground.catalog.entries["gpt-4o-mini"] = bare_model("gpt-4o-mini")
+    _, size = share(judged_playground, Session(), models=("gpt-4o-mini", "a"))
+    # 2 splits × 10 categories × 1 prompt, 2 models; gpt-4o-mini at LiteLLM's listed price, 512 tokens each.
+    assert 'data-cells="40"' in size and "40 cells (20 prompts × 2 models)" in size
+    bound = 20 * (120 * 0.15e-6 + 512 * 0.6e-6)
+    assert f"up to ${bound:.2f}" in size.replace("&#36;", "$") or "under $0.01" in size.replace("&#36;", "$")
+    assert "no listed price for openai/a" in size  # its display name
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    monkeypatch.setenv("ORBENCH_MAX_CELLS", "30")
+    _, size = share(judged_playground, Session(), models=("gpt-4o-mini", "a"))
+    assert 'data-over="1"' in size and "more than this demo" in size

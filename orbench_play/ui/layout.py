@@ -54,6 +54,9 @@ Gradio names an event after its function, and names are unique across private
 and public events, so the page's Stop would take `stop` and leave `/stop_1` to the API."""
 
 
+SKIP_LINK = '<a class="skip-link" href="#grid">Skip to the answers grid</a>'
+
+
 DEMO_MODELS_INFO = (
     " The local models are small demo models that run here without a key: they show how the playground "
     "works, not how any hosted model behaves."
@@ -228,6 +231,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         # Not a secret kept from the visitor: it names their own session, on their own machine.
         session_id = gr.BrowserState("", storage_key="orbench-play-session", secret=SESSION_ID_SCRAMBLE)
         resume_note = gr.State("")
+        # The first Tab stop: past the set-up's thirty-odd controls to the answers (`live_grid.js`
+        # moves the focus there; the link works without it too).
+        gr.HTML(SKIP_LINK, elem_id="skip", js_on_load=None, padding=False)
         gr.Markdown(
             "# OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
             "see which ones they refuse, and score over-refusal as you go.",
@@ -245,7 +251,7 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             # The next run's cells and, where the models are priced, its cost: known before Run.
             run_size = gr.HTML(render_run_size(None), label="next run", elem_id="run_size", js_on_load=None)
         with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=320):
+            with gr.Column(scale=1, min_width=300):
                 models = gr.Dropdown(
                     choices=pg.model_choices(),
                     value=pg.default_models,
@@ -305,6 +311,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 )
                 page_base = gr.Textbox(visible=False, elem_id="page_base")
             with gr.Column(scale=3, min_width=480):
+                # Which prompts the grid shows (all, refusals, disagreements, unsure, errors): the page's
+                # own (`live_grid.js` filters rows and counts them), so it survives every new run.
+                gr.HTML(
+                    grid_view.FILTER_BAR, label="grid filter", elem_id="grid_filter", js_on_load=None, padding=False
+                )
                 grid = gr.HTML(grid_view.render_grid(None), label="answers grid", elem_id="grid", js_on_load=None)
                 # The live feed: one batch of cell changes per frame, applied to the grid by its script.
                 feed = gr.HTML("", html_template="", label="grid feed", elem_id="grid_feed", js_on_load=_live_grid_js())

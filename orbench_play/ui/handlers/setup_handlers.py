@@ -206,16 +206,24 @@ class SetupHandlers(PlaygroundBase):
             out.append((source, "prompt set on this machine"))
         return out
 
+    @staticmethod
+    def remember(sess: Session, **controls: Any) -> None:
+        """Keep the set-up controls as the page shows them (`Session.controls`, by `CONTROLS`
+        name), over what was kept before: the share box's handler gives them all on every
+        change, a run the ones it was run with (so a reload gets the run's own set-up back
+        even where a change event never reached the server)."""
+        if isinstance(sess, Session) and not sess.closed:
+            sess.controls = {**(sess.controls or {}), **{k: v for k, v in controls.items() if k in CONTROLS}}
+
     def share_box(self, models, split, categories, n, seed, base, sess: Session, *settings: Any) -> tuple:
         """The page's share box (the link, and under it what the link carries and what it
         leaves out, and why) and the next run's size and cost (`run_size`). The session
         keeps the controls as they are now, so a reload shows them again."""
         named = dict(zip(SETTINGS, settings, strict=False))
-        if isinstance(sess, Session) and not sess.closed:
-            sess.controls = {
-                "models": list(models or []), "split": list(split or []), "categories": list(categories or []),
-                "n": n, "seed": seed, **named,
-            }  # fmt: skip
+        self.remember(
+            sess, models=list(models or []), split=list(split or []), categories=list(categories or []), n=n,
+            seed=seed, **named,
+        )  # fmt: skip
         link = self.share_link(
             models,
             split,

@@ -64,7 +64,8 @@ def render_run_size(
     elif not unknown and all(m.local for m in models):
         text += " · no cost: the models run here"
     if unknown:
-        text += f" · no listed price for {', '.join(unknown)}"
+        named = ", ".join(unknown) if len(unknown) <= 2 else f"{len(unknown)} of the models"
+        text += f" · no listed price for {named}"
     over = limits is not None and cells > limits
     if over:
         text += f" · more than this demo's {limits} cells per run"
