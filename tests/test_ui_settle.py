@@ -6,6 +6,8 @@ models only, and in the share link only when it differs from that default."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from fake_openai import long_answer_text
 from support import drain, fake_playground
@@ -60,13 +62,23 @@ def test_the_switch_follows_the_models_until_set():
     assert kept is not True and kept is not False
 
 
+async def hung_up(request, within: float = 15.0) -> None:
+    """Wait until the fake server has seen the client hang up: it notices only at its
+    next write, a word's pause after the engine closed the stream."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not request.hung_up:
+        assert loop.time() < deadline, "the settled stream's request was never closed"
+        await asyncio.sleep(0.02)
+
+
 @pytest.mark.usefixtures("engine_warmed_up")
 async def test_settled_cell_says_where_it_stopped_and_finishing_asks_for_the_whole_answer(playground, fake):
     sess = new_session()
     first = await run(playground, sess, True)
     (row,) = rows(first)
     assert row["settled"] is True and row["saved_tokens"] > 0 and fake.request_count() == 1
-    assert fake.requests[-1].hung_up
+    await hung_up(fake.requests[-1])
     grid, board = first[1], first[2]
     assert f"Stopped at {row['settled_at_tokens']:,} tokens: verdict settled." in grid
     assert 'class="finish"' in grid
