@@ -29,8 +29,9 @@ MODELS = {
     "fake-think": "long-think",
     "fake-gone": "e404",
     "fake-bad-judge": "e401",
+    "fake-hostile": "hostile",
 }
-SIX = [m for m in MODELS if m != "fake-bad-judge"]
+SIX = [m for m in MODELS if m not in ("fake-bad-judge", "fake-hostile")]
 LAPTOP = {"width": 1366, "height": 768}
 PROMPTS = "hard-1k,toxic"
 
@@ -267,3 +268,21 @@ def test_on_a_phone_the_action_bar_is_one_short_row_while_a_run_streams(browser,
             assert errors_of(page) == []
     finally:
         fake_server.reset()
+
+
+def test_the_dialog_shows_a_hostile_answer_as_text(browser, app):
+    """The whole-answer dialog copies text, never markup (`textContent` only)."""
+    with browser_page(browser, viewport=LAPTOP) as page:
+        open_share_link(page, app, "?models=fake-hostile&split=hard-1k&categories=privacy&n=1&seed=1")
+        page.click("#run")
+        page.wait_for_function(ALL_FINAL, timeout=60_000)
+        page.locator("#grid button.open").first.click()
+        dialog = page.locator("dialog.cell-dialog[open]")
+        dialog.wait_for()
+        assert "<script>window.__pwned=1</script>" in dialog.locator(".cd-text").inner_text()
+        assert dialog.locator("script, img, iframe, a, svg").count() == 0
+        assert dialog.locator(".cd-text").evaluate("t => t.textContent") == page.locator("#grid .resp").evaluate(
+            "r => r.textContent"
+        )
+        assert page.evaluate("() => window.__pwned") is None
+        assert errors_of(page) == []

@@ -88,7 +88,7 @@ PAIR_OUTSIDE_SPACES = True
 """Whether `make run` preselects both embedded models, as a Space does: yes since their
 answers stop once their verdict is settled (the page's settle switch, on by default for
 them), which brought the default run with both (20 prompts × 2) near the 90 s a first
-run may take on a 2-core machine (README, *The embedded models*; `make bench`'s
+run may take on a 2-core machine (docs/performance.md, *The embedded models and the first run*; `make bench`'s
 first_run_browser)."""
 
 
