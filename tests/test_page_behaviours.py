@@ -285,3 +285,24 @@ async def test_a_provider_model_without_its_key_says_which_key_to_set(no_egress,
     (result,) = await engine.collect(config)
     assert result.error == "No API key for groq/llama-3.1-8b-instant: set GROQ_API_KEY in the environment."
     assert result.attempts <= 1  # not retried: another try cannot find a key
+
+
+# -- a failing judge is said where it is seen (issue 47, defect 4) -----------------------------
+
+
+async def test_the_progress_line_and_the_card_say_the_judge_failed(tmp_path, fake):
+    """Every cell said "judge failed…", but the progress line said only "finished" and the
+    published card "Judge: keyword (offline classifier)", although the run asked for a judge."""
+    from orbench_play.publish.card import card_text, session_metadata
+
+    pg = fake_playground(tmp_path / "m.yaml", fake.base_url, {"A": "refuse", "bad-judge": "e401"})
+    sess = Session()
+    frames = await drain(pg.run_setup(["A"], "hard-1k", ["privacy", "illegal"], 1, 0, 64, sess, judge="bad-judge"))
+    assert "judge failed on 2 of 2; offline verdicts used" in frames[-1][0]
+    results = list(sess.results.values())
+    meta = session_metadata(results)
+    assert meta["judge_failed"]["failed"] == 2 and meta["judge_failed"]["asked"] == 2
+    card = card_text(results)
+    judge_line = next(line for line in card.splitlines() if line.startswith("Judge: "))
+    assert "failed on 2 of 2 answers" in judge_line and "401" in card
+    assert card_text([r for r in results if not r.judge_error]).count("failed on") == 0

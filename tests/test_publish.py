@@ -218,3 +218,35 @@ def test_published_sessions_join_the_plot_labelled_with_intervals_beside_the_gre
     assert "A (theirs)" in svg
     with pytest.raises(PublishError, match="in public mode a published session must be a Hub id"):
         published_scores([str(folder)], allow_local=False)
+
+
+# --- publishing without the Hub points to the folder (issue 47, defect 5) --------------------
+
+
+def test_publishing_without_the_hub_points_to_the_dataset_folder(tmp_path, monkeypatch, capsys):
+    """It said "use a local file or folder, or connect to the internet" (the prompt-set
+    reader's advice): the way to the same dataset offline is a dataset folder."""
+    from support import free_port
+
+    csv_path = write_results(results(), tmp_path / "r.csv")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")  # nothing listens
+    assert main(["publish", str(csv_path), "--repo", "me/sess", "--token", "hf_x"]) == 2
+    err = capsys.readouterr().err
+    assert "Could not reach the Hugging Face Hub" in err and "--to-folder DIR" in err
+    assert "local file or folder" not in err
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["publish", str(csv_path), "--repo", "me/sess", "--token", "hf_x"]) == 2
+    assert "--to-folder DIR" in capsys.readouterr().err
+    # The page says its own button.
+    from orbench_play.ui.handlers import dataset_handlers
+    from orbench_play.ui.state.session import Session
+
+    sess = Session()
+    for r in results():
+        sess.results[r.cell_id] = r
+        sess.order.append(r.cell_id)
+    note, _ = dataset_handlers.publish("me/sess", "hf_x", True, sess)
+    assert '"Download as a dataset folder"' in note.replace("&quot;", '"') and "--to-folder" not in note
+    sess.close()

@@ -52,7 +52,9 @@ async def test_follow_up_on_refusals_streams_turn_two_and_scores_relent(playgrou
     assert by[("fake-stubborn", "illegal")]["verdict"] == "direct_refusal"
     assert by[("fake-relent", "illegal")]["follow_up"] == followups.CLARIFICATIONS["illegal"]
     progress, grid, board = final[0], final[1], final[2]
-    assert "Run 2 (follow-up): 4/4 cells done" in progress
+    # Filed under run 1 in the run list, and named so (it said "Run 2 (follow-up)": issue 47).
+    assert "Run 1 (follow-up 1): 4/4 cells done" in progress
+    assert sess.history.records[-1].label().startswith("Run 1 ")
     # The latest turn carries the contract badge; the earlier one is collapsed with its own verdict.
     assert grid.count('class="verdict') == 4 and grid.count('class="turn-verdict') == 4
     assert 'data-verdict="direct_answer" data-model="fake-relent"' in grid
@@ -108,6 +110,7 @@ async def test_a_third_turn_and_a_replayed_conversation(playground, fake):
     users = [m["content"] for m in fake.requests[-1].messages if m["role"] == "user"]
     assert users[1:] == [followups.ASK_AGAIN_TEXT, "It's for a chemistry class."]
     assert "2 earlier turns" in final[1]
+    assert "Run 1 (follow-up 2): 1/1 cells done" in final[0]
     sent = fake.request_count()  # a new visitor asking the same three turns pays nothing
     other = new_session()
     await first_run(playground, other, models=("fake-stubborn",), categories=("privacy",))

@@ -171,7 +171,7 @@ def test_link_presets_match_the_page():
 
 LOAD_FIELDS = [
     "models", "split", "categories", "n", "seed", "banner", *GEN_KEYS[:6], "system", "reasoning_effort", "follow_up",
-    "settle", "settle_touched",
+    "settle", "settle_touched", "judge", "prompts", "prompt_col", "category_col", "label_col", "notice",
 ]  # fmt: skip
 
 
@@ -260,11 +260,12 @@ def test_share_box_says_which_custom_endpoints_were_left_out_and_why(playground)
     sess = Session()
     spec = custom_endpoint("https://models.example.com/v1", "mine", "sk-secret-key")
     sess.extra_models[spec.name] = spec
-    box = playground.share_box(["a", spec.name], "hard-1k", [], 1, 0, "/", sess)
+    box, size = playground.share_box(["a", spec.name], "hard-1k", [], 1, 0, "/", sess)
+    assert 'data-cells="' in size  # the next run's size goes with it
     assert box["value"] == "/?models=a&split=hard-1k&categories=all&n=1&seed=0"
     assert spec.name in box["info"] and "API keys are never put in links" in box["info"]
     assert "sk-secret-key" not in str(box) and "models.example.com/v1" not in box["value"]
-    plain = playground.share_box(["a"], "hard-1k", [], 1, 0, "/", sess)
+    plain, _ = playground.share_box(["a"], "hard-1k", [], 1, 0, "/", sess)
     assert "Left out" not in plain["info"] and "custom system prompt" in plain["info"]
 
 
@@ -293,11 +294,133 @@ def test_settings_are_wired_to_the_share_link_and_the_load_handler(playground):
         return [getattr(c, "elem_id", None) for c in components]
 
     share_fns = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "share_box"]
-    assert share_fns and all(ids(f.inputs)[7:] == gen_ids for f in share_fns)
+    # Then Verdicts by, the prompt set and its columns, and the switch's "set by the visitor" state.
+    after = ["judge", "prompt_set", "prompt_col", "category_col", "label_col", None]
+    assert share_fns and all(ids(f.inputs)[7:] == [*gen_ids, *after] for f in share_fns)
     refreshed = {demo.blocks[block].elem_id for f in share_fns for block, event in f.targets if event == "input"}
     assert set(gen_ids) <= refreshed
     (load,) = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
     assert ids(load.outputs)[6:] == [
         "system_preset", "temperature", "top_p", "max_tokens", "repeats", "focus", "system_custom",
         "reasoning_effort", "follow_up_preset", "settle", None,  # None: the switch's "set by the visitor or a link" state
+        "judge", "prompt_set", "prompt_col", "category_col", "label_col", None,  # None: the notice after a reload
     ]  # fmt: skip
+
+
+# -- the judge and the prompt set travel; what cannot is named (issue 47, defect 3) ---------------
+
+
+@pytest.fixture
+def judged_playground():
+    from orbench_play.models import bare_model
+    from orbench_play.ui.handlers.playground import Playground
+
+    return Playground(Catalog(entries={"judge-model": bare_model("openai/judge-model"), "a": bare_model("openai/a")}))
+
+
+def share(pg, sess, *, models=("a",), judge="", prompt_set="", prompt_col="prompt", category_col="", label_col=""):
+    """`share_box` as the page calls it: the defaults of the page's controls, then these."""
+    settings = ["none", "", "", "", 512, 1, False, "", "clarify", False]
+    return pg.share_box(
+        list(models), PAIR, [], 1, 0, "/", sess, *settings, judge, prompt_set, prompt_col, category_col, label_col,
+        False,
+    )  # fmt: skip
+
+
+def test_the_link_carries_the_judge_and_a_hub_prompt_set_and_they_open_again(judged_playground):
+    """The link dropped both, and its note named only custom endpoints."""
+    from orbench_play.ui.state.session import Session
+
+    box, _ = share(
+        judged_playground, Session(), judge="judge-model", prompt_set="owner/name:main:test", label_col="lbl"
+    )
+    link = box["value"]
+    assert link.startswith("/" + CONTRACT.replace("models=a,b", "models=a"))
+    assert "&judge=judge-model&prompts=owner/name:main:test&label_col=lbl" in link
+    assert "Left out" not in box["info"] and "Verdicts by" in box["info"]
+    out = loaded(judged_playground, **dict(parse_qsl(link.split("?", 1)[1])))
+    assert (out["judge"], out["prompts"], out["prompt_col"], out["label_col"]) == (
+        "judge-model",
+        "owner/name:main:test",
+        "prompt",
+        "lbl",
+    )
+    # The default judge is not written; a judge this page does not offer opens as the default, said so.
+    box, _ = share(judged_playground, Session(), judge="keyword")
+    assert "judge=" not in box["value"]
+    out = loaded(judged_playground, models="a", judge="gpt-5-judge")
+    assert out["judge"] == "keyword" and "Ignored judge=" in out["banner"]
+
+
+def test_the_note_names_everything_a_link_leaves_out(judged_playground, tmp_path):
+    from orbench_play.models import custom_endpoint
+    from orbench_play.ui.state.session import Session
+
+    sess = Session()
+    spec = custom_endpoint("https://models.example.com/v1", "mine", "sk-secret-key")
+    sess.extra_models[spec.name] = spec
+    local = tmp_path / "mine.csv"
+    local.write_text("prompt\nhello\n", encoding="utf-8")
+    box, _ = share(judged_playground, sess, models=("a", spec.name), judge="judge-model", prompt_set=str(local))
+    assert "prompts=" not in box["value"] and str(tmp_path) not in box["value"]
+    assert "judge=judge-model" in box["value"]
+    info = box["info"]
+    assert f"{spec.name} (custom endpoint)" in info and f"{local} (prompt set on this machine)" in info
+    assert "API keys are never put in links" in info and "Only a prompt set on the Hub" in info
+
+
+# -- a reload gives the set-up back (issue 47, defect 1) -------------------------------------------
+
+
+def reloaded(pg, sess, request, notice: str) -> dict:
+    return dict(zip(LOAD_FIELDS, pg.on_load(sess, request, notice), strict=True))
+
+
+def test_a_reload_gives_back_the_controls_the_session_showed_and_says_so(judged_playground, tmp_path):
+    """A reload brought the results back but reset the set-up (SmolLM2 alone, the offline
+    classifier, no prompt set) while saying "Restored"; Run then ran a different set-up."""
+    from orbench_play.models import custom_endpoint
+    from orbench_play.ui.state import resume
+    from orbench_play.ui.state.session import Session
+
+    sess = Session()
+    spec = custom_endpoint("https://models.example.com/v1", "mine", "sk-secret-key")
+    sess.extra_models[spec.name] = spec
+    share(judged_playground, sess, models=(spec.name,), judge="judge-model", prompt_set="owner/name", label_col="x")
+    sess.controls["temperature"], sess.controls["n"] = "0.3", 4
+    out = reloaded(judged_playground, sess, stub_request(), resume.RESTORED)
+    assert out["models"]["value"] == [spec.name] and (spec.display, spec.name) in out["models"]["choices"]
+    assert (out["judge"], out["prompts"], out["label_col"], out["temperature"], out["n"]) == (
+        "judge-model",
+        "owner/name",
+        "x",
+        "0.3",
+        4,
+    )
+    assert out["notice"] == resume.RESTORED_SETUP and "Not kept" in out["notice"]
+    # Opened at another link: the link's set-up, and the notice says whose it is.
+    out = reloaded(judged_playground, sess, stub_request(models="a", n="2"), resume.RESTORED)
+    assert out["models"]["value"] == ["a"] and out["n"] == 2 and out["notice"] == resume.RESTORED_LINK
+    # A fresh page (nothing restored) keeps the defaults and says nothing.
+    out = reloaded(judged_playground, Session(), stub_request(), "")
+    assert out["judge"] == "keyword" and out["prompts"] == "" and out["notice"] == ""
+
+
+# -- the next run's size and cost, before Run (issue 47, defect 8) ---------------------------------
+
+
+def test_the_next_runs_cells_and_cost_are_known_before_run(judged_playground, monkeypatch):
+    from orbench_play.models import bare_model
+    from orbench_play.ui.state.session import Session
+
+    judged_playground.catalog.entries["gpt-4o-mini"] = bare_model("gpt-4o-mini")
+    _, size = share(judged_playground, Session(), models=("gpt-4o-mini", "a"))
+    # 2 splits × 10 categories × 1 prompt, 2 models; gpt-4o-mini at LiteLLM's listed price, 512 tokens each.
+    assert 'data-cells="40"' in size and "40 cells (20 prompts × 2 models)" in size
+    bound = 20 * (120 * 0.15e-6 + 512 * 0.6e-6)
+    assert f"up to ${bound:.2f}" in size.replace("&#36;", "$") or "under $0.01" in size.replace("&#36;", "$")
+    assert "no listed price for openai/a" in size  # its display name
+    monkeypatch.setenv("ORBENCH_PUBLIC", "1")
+    monkeypatch.setenv("ORBENCH_MAX_CELLS", "30")
+    _, size = share(judged_playground, Session(), models=("gpt-4o-mini", "a"))
+    assert 'data-over="1"' in size and "more than this demo" in size

@@ -90,7 +90,7 @@ async def test_settled_cell_says_where_it_stopped_and_finishing_asks_for_the_who
     (whole,) = rows(final)
     assert fake.request_count() == 2 and not fake.requests[-1].hung_up
     assert whole["settled"] is False and whole["response"] == long_answer_text(fake.requests[-1].prompt, 300)
-    assert "Run 2 (finishing): 1/1 cells done" in final[0]
+    assert "Run 1 (finishing): 1/1 cells done" in final[0]
     assert "verdict settled" not in final[1] and 'class="finish"' not in final[1]
     assert "sb-settle" not in final[2], "the finished answer saved nothing after all"
     assert sess.results[cid].settled is False

@@ -234,7 +234,17 @@ def build_run_config(args: argparse.Namespace):
         repeats=args.repeats,
         settle=bool(getattr(args, "settle", False)),
     )
+    # Last, as it imports LiteLLM (which the run needs next anyway): a model LiteLLM cannot
+    # route would otherwise fill every cell with its "LLM Provider NOT provided" text.
+    from ..engine.model_names import first_unknown
+
+    unknown = first_unknown(models, catalog.names(), how=CLI_ADD_A_MODEL)
+    if unknown:
+        raise UsageError(unknown)
     return config, catalog, notes
+
+
+CLI_ADD_A_MODEL = "list it in a model list (--config / ORBENCH_MODELS) as openai/NAME with its api_base"
 
 
 def check_follow_up(args: argparse.Namespace) -> None:

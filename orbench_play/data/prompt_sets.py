@@ -180,19 +180,21 @@ def _local_source(text: str) -> PromptSource | None:
 # --- reading ------------------------------------------------------------------
 
 
-def hub_guard(what: str) -> None:
+LOCAL_INSTEAD = "use a local file or folder"
+
+
+def hub_guard(what: str, instead: str = LOCAL_INSTEAD) -> None:
     """Fail in seconds, in one sentence, when the Hub cannot be asked for `what`
     ("prompt set owner/name"): HF_HUB_OFFLINE at once, an unreachable
-    HF_ENDPOINT within the probe's two seconds."""
+    HF_ENDPOINT within the probe's two seconds. `instead`: what works without the
+    Hub for this task (reading: a local file or folder; publishing: a dataset folder)."""
     if hub_offline():
         raise DataError(
             f"{what[0].upper() + what[1:]} is on the Hugging Face Hub and HF_HUB_OFFLINE is set; "
-            "use a local file or folder, or unset HF_HUB_OFFLINE and connect to the internet."
+            f"{instead}, or unset HF_HUB_OFFLINE and connect to the internet."
         )
     if not _hub_reachable():
-        raise DataError(
-            f"Could not reach the Hugging Face Hub for {what}; use a local file or folder, or connect to the internet."
-        )
+        raise DataError(f"Could not reach the Hugging Face Hub for {what}; {instead}, or connect to the internet.")
 
 
 def _quiet_datasets() -> Any:

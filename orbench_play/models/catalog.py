@@ -144,10 +144,9 @@ def _model_map() -> dict[str, Any]:
     return {}
 
 
-def reasons(litellm_model: str) -> bool:
-    """Whether LiteLLM's model map says the model reasons before it answers
-    (`supports_reasoning`), by its full name or by its name without the
-    provider prefix when the map files it under that provider."""
+def _map_entry(litellm_model: str) -> dict[str, Any] | None:
+    """LiteLLM's model map entry of a model, by its full name or by its name without
+    the provider prefix when the map files it under that provider."""
     table = _model_map()
     entry = table.get(litellm_model)
     if not isinstance(entry, dict) and "/" in litellm_model:
@@ -155,7 +154,32 @@ def reasons(litellm_model: str) -> bool:
         entry = table.get(rest)
         if isinstance(entry, dict) and entry.get("litellm_provider") != provider:
             entry = None
-    return bool(isinstance(entry, dict) and entry.get("supports_reasoning") is True)
+    return entry if isinstance(entry, dict) else None
+
+
+def reasons(litellm_model: str) -> bool:
+    """Whether LiteLLM's model map says the model reasons before it answers (`supports_reasoning`)."""
+    entry = _map_entry(litellm_model)
+    return bool(entry is not None and entry.get("supports_reasoning") is True)
+
+
+def listed_price(spec: ModelSpec) -> tuple[float, float] | None:
+    """(input, output) dollars per token that LiteLLM's model map lists for `spec`, read
+    without importing LiteLLM; (0, 0) for the embedded models; None when the map has no
+    price, or for a model behind its own base URL (whose cells the cost column counts
+    as $0: its price is its owner's to know)."""
+    if spec.is_local:
+        return 0.0, 0.0
+    if spec.api_base:
+        return None
+    entry = _map_entry(spec.litellm_model)
+    if entry is None:
+        return None
+    try:
+        prices = float(entry.get("input_cost_per_token") or 0), float(entry.get("output_cost_per_token") or 0)
+    except (TypeError, ValueError):
+        return None
+    return prices if all(math.isfinite(p) and p >= 0 for p in prices) and any(prices) else None
 
 
 def bare_model(name: str) -> ModelSpec:

@@ -53,14 +53,33 @@ def _size_category(n: int) -> str:
 
 
 def _judges(results: Sequence[CellResult]) -> list[str]:
-    """What decided the verdicts: `llm:<model>` judges named, else the offline classifier."""
+    """What decided the verdicts: `llm:<model>` judges named, else the offline classifier;
+    and an LLM judge that was asked and gave no verdict (the offline verdict stood in),
+    which the run asked for although no `llm:` source says so."""
     found = []
     for r in results:
         source = r.verdict_source.split(" (")[0]
         name = source if source.startswith("llm:") else "keyword (offline classifier)" if source else ""
         if name and name not in found:
             found.append(name)
+    failed = judge_failures(results)
+    if failed is not None:
+        found.append(
+            f"an LLM judge was asked and failed on {failed['failed']} of {failed['asked']} answers "
+            "(the offline classifier's verdicts stand for those)"
+        )
     return sorted(found)
+
+
+def judge_failures(results: Sequence[CellResult]) -> dict[str, Any] | None:
+    """How often the run's LLM judge gave no verdict (its answers keep the offline one):
+    failed, asked (the answers sent to the judge: its own verdicts and its failures) and
+    the first reason; None when no judge failed."""
+    failed = [r for r in results if r.judge_error]
+    if not failed:
+        return None
+    asked = len(failed) + sum(1 for r in results if r.verdict_source.startswith("llm:"))
+    return {"failed": len(failed), "asked": asked, "first_reason": failed[0].judge_error}
 
 
 def _rate(rate: Rate | None) -> dict[str, Any] | None:
@@ -154,6 +173,7 @@ def session_metadata(results: Sequence[CellResult], *, date: str | None = None) 
         "models": sorted({r.model for r in results}),
         "variants": list(variants.values()),
         "judge": _judges(results),
+        "judge_failed": judge_failures(results),
         "scoreboard": scoreboard,
     }
 
@@ -234,6 +254,11 @@ def card_text(results: Sequence[CellResult], *, title: str | None = None, date: 
         "",
         f"Judge: {_cell(', '.join(meta['judge'])) or 'none'}.",
         "",
+        *(
+            [f"First reason the judge gave no verdict: {_cell(meta['judge_failed']['first_reason'])}", ""]
+            if meta["judge_failed"]
+            else []
+        ),
         "## Scoreboard (95% intervals that count verdict error)",
         "",
         "Each rate says what the verdicts say (their count), then the rate corrected for verdict error, "

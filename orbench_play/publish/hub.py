@@ -29,6 +29,10 @@ def check_repo_id(repo_id: str) -> str:
     return repo_id
 
 
+FOLDER_INSTEAD_CLI = "write the same dataset to a folder instead (--to-folder DIR), and upload it later"
+FOLDER_INSTEAD_PAGE = 'take the same dataset with "Download as a dataset folder" instead, and upload it later'
+
+
 def _scrub(text: str, token: str) -> str:
     return text.replace(token, "***") if token else text
 
@@ -41,19 +45,21 @@ def publish_to_hub(
     private: bool = True,
     title: str | None = None,
     endpoint: str | None = None,
+    instead: str = FOLDER_INSTEAD_CLI,
 ) -> str:
-    """Publish the session as dataset `repo_id`; returns the dataset's URL."""
+    """Publish the session as dataset `repo_id`; returns the dataset's URL. `instead`:
+    how the caller's visitor gets the same dataset without the Hub (said when it cannot
+    be reached: the CLI's --to-folder, the page's "Download as a dataset folder")."""
     repo_id = check_repo_id(repo_id)
     if not token or not token.strip():
         raise PublishError("publishing to the Hub needs a token with write access (HF_TOKEN or --token).")
     token = token.strip()
     if hub_offline():
         raise PublishError(
-            f"could not publish {repo_id}: HF_HUB_OFFLINE is set; unset it and connect to the internet, "
-            "or write a dataset folder instead (--to-folder)."
+            f"could not publish {repo_id}: HF_HUB_OFFLINE is set; {instead}, or unset it and connect to the internet."
         )
     try:
-        hub_guard(f"publishing {repo_id}")
+        hub_guard(f"publishing {repo_id}", instead=instead)
     except DataError as exc:
         raise PublishError(str(exc)) from None
     from huggingface_hub import CommitOperationAdd, HfApi

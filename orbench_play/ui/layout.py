@@ -27,6 +27,7 @@ from .state.exports import CSV_LABEL, JSONL_LABEL, WAITING
 from .state.query import DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MAX_MODELS, MAX_PER_CATEGORY, MAX_REPEATS, MIN_MAX_TOKENS
 from .state.session import close_session, new_session
 from .views import compare_view, grid_view, plot_view, review_view, safe_html, scoreboard_view, style
+from .views.run_size_view import render_run_size
 
 PRESET_CHOICES = [(f"{key} — {PRESET_DESCRIPTIONS.get(key, key)}", key) for key in SYSTEM_PROMPTS]
 SPLIT_CHOICES = [
@@ -51,6 +52,9 @@ clients (Gradio 6's `api_name=False` meant the same, under the name "false").
 An event that runs an API endpoint's handler also gets a `page_` name of its own:
 Gradio names an event after its function, and names are unique across private
 and public events, so the page's Stop would take `stop` and leave `/stop_1` to the API."""
+
+
+SKIP_LINK = '<a class="skip-link" href="#grid">Skip to the answers grid</a>'
 
 
 DEMO_MODELS_INFO = (
@@ -227,6 +231,9 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         # Not a secret kept from the visitor: it names their own session, on their own machine.
         session_id = gr.BrowserState("", storage_key="orbench-play-session", secret=SESSION_ID_SCRAMBLE)
         resume_note = gr.State("")
+        # The first Tab stop: past the set-up's thirty-odd controls to the answers (`live_grid.js`
+        # moves the focus there; the link works without it too).
+        gr.HTML(SKIP_LINK, elem_id="skip", js_on_load=None, padding=False)
         gr.Markdown(
             "# OR-Bench playground\nWatch models answer *seemingly* toxic prompts side by side, "
             "see which ones they refuse, and score over-refusal as you go.",
@@ -241,8 +248,10 @@ def build_blocks(pg: Playground) -> gr.Blocks:
             progress = gr.HTML(
                 grid_view.render_progress(None), label="run progress", elem_id="progress", js_on_load=None
             )
+            # The next run's cells and, where the models are priced, its cost: known before Run.
+            run_size = gr.HTML(render_run_size(None), label="next run", elem_id="run_size", js_on_load=None)
         with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=320):
+            with gr.Column(scale=1, min_width=300):
                 models = gr.Dropdown(
                     choices=pg.model_choices(),
                     value=pg.default_models,
@@ -302,6 +311,11 @@ def build_blocks(pg: Playground) -> gr.Blocks:
                 )
                 page_base = gr.Textbox(visible=False, elem_id="page_base")
             with gr.Column(scale=3, min_width=480):
+                # Which prompts the grid shows (all, refusals, disagreements, unsure, errors): the page's
+                # own (`live_grid.js` filters rows and counts them), so it survives every new run.
+                gr.HTML(
+                    grid_view.FILTER_BAR, label="grid filter", elem_id="grid_filter", js_on_load=None, padding=False
+                )
                 grid = gr.HTML(grid_view.render_grid(None), label="answers grid", elem_id="grid", js_on_load=None)
                 # The live feed: one batch of cell changes per frame, applied to the grid by its script.
                 feed = gr.HTML("", html_template="", label="grid feed", elem_id="grid_feed", js_on_load=_live_grid_js())
@@ -421,26 +435,28 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         setup_controls: list[gr.Dropdown | gr.Slider | gr.Number | gr.Textbox | gr.Checkbox] = [
             models, split, categories, n, seed,
             gen.preset, gen.custom_system, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus,
-            gen.reasoning_effort, follow.preset, settle,
+            gen.reasoning_effort, follow.preset, settle, judge, *prompt_set.run_inputs,
         ]  # fmt: skip
-        share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:]]
+        # In `setup_handlers.SETTINGS` order after the page's base and the session.
+        share_inputs = [*setup_controls[:5], page_base, state, *setup_controls[5:], settle_touched]
+        share_outputs = [share, run_size]
         share_args: dict[str, Any] = {**PAGE_ONLY, "show_progress": "hidden", "trigger_mode": "always_last"}
         reroll.click(_new_seed, None, seed, **PAGE_ONLY, show_progress="hidden").then(
-            pg.share_box, share_inputs, share, **share_args
+            pg.share_box, share_inputs, share_outputs, **share_args
         )
         split.input(pg.banner, split, banner, **PAGE_ONLY, show_progress="hidden")
         settle.input(lambda: True, None, settle_touched, **PAGE_ONLY, show_progress="hidden")
         models.change(pg.settle_follows, [models, settle_touched], settle, **PAGE_ONLY, show_progress="hidden").then(
-            pg.share_box, share_inputs, share, **share_args
+            pg.share_box, share_inputs, share_outputs, **share_args
         )
         for control in setup_controls:
-            control.input(pg.share_box, share_inputs, share, **share_args)
+            control.input(pg.share_box, share_inputs, share_outputs, **share_args)
         for event in model_events:  # "Add a model" changes the selection programmatically
-            event.then(pg.share_box, share_inputs, share, **share_args)
+            event.then(pg.share_box, share_inputs, share_outputs, **share_args)
         load_outputs = [
             models, split, categories, n, seed, banner,
             gen.preset, gen.temperature, gen.top_p, gen.max_tokens, gen.repeats, focus, gen.custom_system,
-            gen.reasoning_effort, follow.preset, settle, settle_touched,
+            gen.reasoning_effort, follow.preset, settle, settle_touched, judge, *prompt_set.run_inputs, resume_note,
         ]  # fmt: skip
         # A gr.State with a factory gets a load event that Gradio would publish as an API
         # endpoint named after the factory (`/new_session`): the same load event, page-only,
@@ -452,8 +468,8 @@ def build_blocks(pg: Playground) -> gr.Blocks:
         demo.load(new_session, None, state, **PAGE_ONLY).then(
             pg.restore, [state, session_id], [state, session_id, resume_note], **PAGE_ONLY, show_progress="hidden"
         ).then(None, None, page_base, js=_PAGE_BASE_JS, **PAGE_ONLY).then(
-            pg.on_load, [state], load_outputs, **PAGE_ONLY, show_progress="hidden",
-        ).then(pg.share_box, share_inputs, share, **share_args).then(
+            pg.on_load, [state, resume_note], load_outputs, **PAGE_ONLY, show_progress="hidden",
+        ).then(pg.share_box, share_inputs, share_outputs, **share_args).then(
             for_page(pg.resume), [state, resume_note], page_outputs, api_name="page_resume", **page_args
         ).then(pg.download_state, [state], files, **PAGE_ONLY, show_progress="hidden").then(
             pg.run_list, [state], run_history, **PAGE_ONLY, show_progress="hidden"

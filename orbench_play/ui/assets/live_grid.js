@@ -26,6 +26,9 @@ const S = {
   table: null,
   tableRun: 0,
   cells: null,
+  filter: "all", // which prompts the grid shows (#grid_filter): all, refusals, disagree, unsure, errors
+  filterDirty: false,
+  dialogCell: null, // the answer the dialog shows (its box), refreshed while it streams
 };
 
 const grid = () => scope.querySelector("#grid");
@@ -204,10 +207,39 @@ function setGroup(el, g) {
 // where we put it, and a body found elsewhere was moved by the visitor and is left alone.
 function placeBody(el) {
   const body = el && el.querySelector(".body");
-  if (!body || (body.__placedAt !== undefined && body.scrollTop !== body.__placedAt)) return;
+  if (!body) return;
+  if (body.__shown === false) {
+    // out of sight (its layout skipped, `content-visibility`): placed when it comes into view, so
+    // reading its height does not lay out text nobody sees (long tasks with 120 cells streaming)
+    body.__pending = true;
+    return;
+  }
+  if (body.__placedAt !== undefined && body.scrollTop !== body.__placedAt) return;
   const live = el.dataset.state === "live" || el.dataset.state === "wait";
   body.scrollTop = live ? body.scrollHeight : 0;
   body.__placedAt = body.scrollTop;
+}
+
+let sight = null;
+function watchSight(table) {
+  // which answer boxes are on screen (or nearly): only those are placed as their text arrives
+  if (table.__sight || typeof IntersectionObserver === "undefined") return;
+  table.__sight = true;
+  if (!sight) {
+    sight = new IntersectionObserver(
+      (entries) => {
+        for (const e of entries) {
+          e.target.__shown = e.isIntersecting;
+          if (e.isIntersecting && e.target.__pending) {
+            e.target.__pending = false;
+            placeBody(e.target.parentElement);
+          }
+        }
+      },
+      { rootMargin: "300px" },
+    );
+  }
+  for (const body of table.querySelectorAll("[data-i] > .body")) sight.observe(body);
 }
 
 function applyChanges(table, m) {
@@ -223,6 +255,10 @@ function applyChanges(table, m) {
   for (const [i, g] of m.g || []) setGroup(cells.get(i), g);
   const touched = new Set([...(m.c || []), ...(m.u || [])].map((entry) => entry[0]));
   for (const i of touched) placeBody(cells.get(i));
+  // the filters read final verdicts only: a batch of streaming text and provisional badges leaves them be
+  const settled = ([, f]) => f.st === "done" || f.st === "stopped" || ("v" in f && f.v !== "pending");
+  if ((m.u || []).some(settled) || (m.g || []).length) markFilter();
+  if (S.dialogCell && touched.has(Number(S.dialogCell.dataset.i))) fillDialog(S.dialogCell);
   if (!complete) resync();
 }
 
@@ -233,7 +269,10 @@ function applyBatch(m) {
   const table = tableFor(m.r);
   if (!table) return false;
   addFollowUpBoxes(table);
+  addOpenButtons(table);
+  watchSight(table);
   applyChanges(table, m);
+  markFilter();
   return true;
 }
 
@@ -252,8 +291,11 @@ function installSnapshot(m) {
   const table = tableFor(m.r);
   if (table) {
     addFollowUpBoxes(table);
+    addOpenButtons(table);
+    watchSight(table);
     applyChanges(table, m);
   }
+  markFilter();
 }
 
 function drain() {
@@ -391,6 +433,192 @@ function addFollowUpBoxes(table) {
   }
 }
 
+// -- the whole answer, in a dialog -------------------------------------------------------
+
+const OPEN_LABEL = "Open the whole answer";
+
+function addOpenButtons(table) {
+  // one per answer (its head), built here so the skeleton stays small
+  if (table.__open) return;
+  table.__open = true;
+  for (const head of table.querySelectorAll("[data-i] > .cell-head")) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "open";
+    button.title = OPEN_LABEL;
+    button.setAttribute("aria-label", OPEN_LABEL);
+    button.setAttribute("aria-haspopup", "dialog");
+    button.textContent = "⤢";
+    head.append(button);
+  }
+}
+
+function cellDialog() {
+  let dialog = document.querySelector("dialog.cell-dialog");
+  if (dialog) return dialog;
+  dialog = document.createElement("dialog");
+  dialog.className = "cell-dialog";
+  dialog.setAttribute("aria-labelledby", "cell-dialog-title");
+  const head = document.createElement("div");
+  head.className = "cd-head";
+  const title = document.createElement("h2");
+  title.id = "cell-dialog-title";
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "cd-close";
+  close.textContent = "Close";
+  close.addEventListener("click", () => dialog.close());
+  head.append(title, close);
+  const body = document.createElement("div");
+  body.className = "cd-body";
+  body.tabIndex = 0; // a long answer scrolls here, by keyboard too
+  body.setAttribute("role", "document");
+  dialog.append(head, body);
+  dialog.addEventListener("close", () => {
+    const back = S.dialogCell && S.dialogCell.querySelector("button.open");
+    S.dialogCell = null;
+    if (back && back.isConnected) back.focus();
+  });
+  (scope === document ? document.body : scope).append(dialog);
+  return dialog;
+}
+
+function part(className, text) {
+  const el = document.createElement("div");
+  el.className = className;
+  el.textContent = text;
+  return el;
+}
+
+function fillDialog(box) {
+  // the cell's prompt, model, verdict, thoughts, whole shown answer and meta line: text only
+  const dialog = cellDialog();
+  const tr = box.closest("tr");
+  const td = box.closest("td");
+  const th = td && tr ? tr.parentElement.parentElement.querySelector(`thead th:nth-child(${td.cellIndex + 1})`) : null;
+  const badge = box.querySelector(".cell-head .verdict");
+  const repeat = box.classList.contains("rep") ? ` · answer ${Number(box.dataset.repeat) + 1}` : "";
+  dialog.querySelector("h2").textContent = `${th ? th.title || th.textContent : "Answer"}${repeat}`;
+  const body = dialog.querySelector(".cd-body");
+  const keep = body.scrollTop;
+  body.replaceChildren();
+  const prompt = tr && tr.querySelector(".ptext");
+  if (prompt) body.append(part("cd-prompt", prompt.textContent));
+  if (badge) {
+    const source = box.querySelector(".vsrc");
+    body.append(part("cd-verdict", `${badge.textContent}${source ? ` · ${source.textContent}` : ""} — ${badge.title}`));
+  }
+  const msg = box.querySelector(".msg");
+  if (msg && msg.textContent) body.append(part("cd-verdict", msg.textContent.replace("Finish this answer", "").trim()));
+  const turns = box.querySelector(".turns");
+  if (turns) body.append(part("cd-think", turns.textContent));
+  const think = box.querySelector(".thoughts:not([hidden]) .think");
+  if (think && think.textContent) body.append(part("cd-think", `Thoughts: ${think.textContent}`));
+  const said = box.querySelector(".said");
+  if (said) body.append(part("cd-verdict", said.textContent));
+  const resp = box.querySelector(".resp");
+  body.append(part("cd-text", resp ? resp.textContent : ""));
+  const meta = box.querySelector(".meta");
+  if (meta && meta.textContent) body.append(part("cd-meta", meta.textContent));
+  body.scrollTop = keep;
+}
+
+function openDialog(button) {
+  const box = button.closest("[data-i]");
+  if (!box) return;
+  S.dialogCell = box;
+  fillDialog(box);
+  const dialog = cellDialog();
+  if (!dialog.open) dialog.showModal();
+  dialog.querySelector(".cd-body").scrollTop = 0;
+  dialog.querySelector(".cd-close").focus();
+}
+
+// -- which prompts the grid shows ------------------------------------------------------
+
+const REFUSED = new Set(["direct_refusal", "indirect_refusal"]);
+const ROW_TESTS = {
+  refusals: (row) => row.some((b) => REFUSED.has(b.verdict)),
+  disagree: (row) => row.some((b) => REFUSED.has(b.verdict)) && row.some((b) => b.verdict === "direct_answer"),
+  unsure: (row) => row.some((b) => b.sure === "false"),
+  errors: (row) => row.some((b) => b.error),
+};
+
+function rowBadges(tr) {
+  // the final verdicts of a row's latest answers (each cell's own badge, not earlier turns)
+  const out = [];
+  for (const badge of tr.querySelectorAll("[data-i] > .cell-head > .verdict")) {
+    const box = badge.parentElement.parentElement;
+    out.push({
+      verdict: badge.dataset.verdict,
+      sure: badge.dataset.sure,
+      error: badge.dataset.verdict === "error" && box.dataset.state === "done",
+    });
+  }
+  return out;
+}
+
+const FILTER_EVERY_MS = 300;
+let filterTimer = 0;
+function markFilter() {
+  // at most every FILTER_EVERY_MS while answers finish, however many batches arrive
+  if (filterTimer) return;
+  filterTimer = setTimeout(() => {
+    filterTimer = 0;
+    applyFilter();
+  }, FILTER_EVERY_MS);
+}
+
+function applyFilter() {
+  const bar = scope.querySelector("#grid_filter .gf-bar");
+  const g = grid();
+  const table = g && g.querySelector("table.grid");
+  const rows = table ? [...table.tBodies[0].rows] : [];
+  const counts = { all: rows.length, refusals: 0, disagree: 0, unsure: 0, errors: 0 };
+  let shown = 0;
+  for (const tr of rows) {
+    const badges = rowBadges(tr);
+    let keep = S.filter === "all";
+    for (const [key, test] of Object.entries(ROW_TESTS)) {
+      const hit = test(badges);
+      if (hit) counts[key] += 1;
+      if (key === S.filter) keep = hit;
+    }
+    if (tr.classList.contains("gf-out") === keep) tr.classList.toggle("gf-out", !keep);
+    shown += keep ? 1 : 0;
+  }
+  if (table) {
+    table.__gf = S.filter; // this table is filtered (a grid the server drew anew is not yet)
+    let none = g.querySelector(".gf-none");
+    if (!shown && rows.length) {
+      if (!none) {
+        none = document.createElement("div");
+        none.className = "gf-none";
+        table.after(none);
+      }
+      none.textContent = "No prompt matches this filter yet: choose All to see every prompt.";
+    } else if (none) none.remove();
+  }
+  if (!bar) return;
+  for (const button of bar.querySelectorAll("button.gf")) {
+    const key = button.dataset.filter;
+    button.setAttribute("aria-pressed", key === S.filter ? "true" : "false");
+    const n = button.querySelector(".gf-n");
+    if (n) n.textContent = rows.length ? ` ${counts[key]}` : "";
+  }
+  const status = bar.querySelector(".gf-shown");
+  if (status) {
+    status.textContent =
+      rows.length && S.filter !== "all" ? `showing ${shown} of ${rows.length} prompt${rows.length === 1 ? "" : "s"}` : "";
+  }
+}
+
+function setFilter(key) {
+  if (!(key === "all" || key in ROW_TESTS)) return;
+  S.filter = key;
+  applyFilter();
+}
+
 function sendFollowUp(box) {
   const text = box.querySelector(".fu-text");
   trigger("follow_up", {
@@ -402,8 +630,30 @@ function sendFollowUp(box) {
 }
 
 function onClick(event) {
+  const skip = event.target.closest && event.target.closest("a.skip-link");
+  if (skip) {
+    // to the answers: the grid's own box takes the focus (the next Tab is its first prompt)
+    const wrap = grid() && grid().querySelector(".grid-wrap");
+    if (wrap) {
+      event.preventDefault();
+      wrap.scrollIntoView({ block: "start" });
+      wrap.focus({ preventScroll: true });
+    }
+    return;
+  }
+  const choice = event.target.closest && event.target.closest("#grid_filter button.gf");
+  if (choice) {
+    setFilter(choice.dataset.filter);
+    return;
+  }
   const g = grid();
   if (!g || !g.contains(event.target)) return;
+  const open = event.target.closest("button.open");
+  if (open) {
+    event.preventDefault();
+    openDialog(open);
+    return;
+  }
   const send = event.target.closest("button.fu-send");
   if (send) {
     event.preventDefault();
@@ -436,6 +686,12 @@ function onClick(event) {
 }
 
 function onKey(event) {
+  if (event.key === "Tab") {
+    // An open dropdown's option list scrolls, so Chromium makes it a Tab stop of its own; it
+    // closes as the focus leaves the input, and the focus fell to <body>. The input's arrow
+    // keys already walk the options: the list needs no Tab stop.
+    for (const list of scope.querySelectorAll("ul.option-list:not([tabindex])")) list.tabIndex = -1;
+  }
   if (event.key === "Enter" && event.target.closest && event.target.closest("#grid .fu-text")) {
     event.preventDefault();
     sendFollowUp(event.target.closest(".fu"));
@@ -490,6 +746,10 @@ for (const [name, fn] of [
 if (scope.__orbenchGridWatchdog) clearInterval(scope.__orbenchGridWatchdog);
 scope.__orbenchGridWatchdog = setInterval(() => {
   if (S.live && Date.now() - S.heardAt > SILENT_MS) resync();
+  // a grid the server drew whole (an earlier run from the run list) gets the filter too
+  const table = grid() && grid().querySelector("table.grid");
+  if (table) addOpenButtons(table);
+  if (table && table.__gf !== S.filter) applyFilter();
 }, 1000);
 
 watch("value", () => receive(props.value));

@@ -66,6 +66,13 @@ def public_limits_text(*, public: bool | None = None) -> str:
     )
 
 
+def public_cell_cap() -> int | None:
+    """The public demo's cells per run (None outside public mode)."""
+    from ... import guards
+
+    return guards.SessionLimiter().max_cells if guards.public_mode() else None
+
+
 def _paper_points() -> list[tuple[str, float, float]]:
     try:
         from ...scoring import load_paper_results
@@ -81,7 +88,7 @@ PAIR_OUTSIDE_SPACES = True
 """Whether `make run` preselects both embedded models, as a Space does: yes since their
 answers stop once their verdict is settled (the page's settle switch, on by default for
 them), which brought the default run with both (20 prompts × 2) near the 90 s a first
-run may take on a 2-core machine (README, *The embedded models*; `make bench`'s
+run may take on a 2-core machine (docs/performance.md, *The embedded models and the first run*; `make bench`'s
 first_run_browser)."""
 
 
@@ -175,6 +182,17 @@ class PlaygroundBase:
         if sess is not None and name in sess.extra_models:
             return sess.extra_models[name]
         return self.catalog.resolve(name)
+
+    ADD_A_MODEL = "add an OpenAI-compatible server under Add a model (Custom endpoint: openai/NAME at its base URL)"
+
+    def unknown_model(self, specs: Sequence[ModelSpec], sess: Session | None = None) -> str | None:
+        """One line for the first of `specs` whose provider LiteLLM cannot tell (checked
+        before a run makes any cell), or None. Imports LiteLLM: call it off the event
+        loop's first-run path only after the warm-up (or in a worker thread)."""
+        from ...engine.model_names import first_unknown
+
+        known = [*self.catalog.names(), *(sess.extra_models if sess is not None else {})]
+        return first_unknown(specs, known, how=self.ADD_A_MODEL)
 
     def banner(self, split: str | Sequence[str] | None, warnings: list[str] | None = None) -> str:
         """Shared-state problems, a public demo's limits, problems with the models and the

@@ -124,6 +124,7 @@ def publish(repo: str | None, token: str | None, private: bool | None, sess: Ses
     import gradio as gr
 
     from ...publish import PublishError, publish_to_hub
+    from ...publish.hub import FOLDER_INSTEAD_PAGE
 
     cleared = gr.update(value="")
     results = sess.shown_results()  # the run chosen in the run list, or every run (`history`)
@@ -132,8 +133,9 @@ def publish(repo: str | None, token: str | None, private: bool | None, sess: Ses
     secret = (token or "").strip()
     try:
         url = publish_to_hub(
-            [sess.files.whole(r) for r in results], repo or "", token=secret, private=private is not False
-        )
+            [sess.files.whole(r) for r in results], repo or "", token=secret, private=private is not False,
+            instead=FOLDER_INSTEAD_PAGE,
+        )  # fmt: skip
     except PublishError as exc:
         text = str(exc).replace(secret, "***") if secret else str(exc)
         return safe_text(text[:1].upper() + text[1:]), cleared

@@ -239,6 +239,14 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
         `settle` (the page's switch; None, as for API callers: on for the
         embedded demo models only) stops each answer once its verdict is settled."""
         sess = usable_session(sess)
+        self.remember(
+            sess, models=list(models or []) if not isinstance(models, str) else [models],
+            split=[p.strip() for p in split.split(",") if p.strip()] if isinstance(split, str) else list(split or []),
+            categories=list(categories or []), n=n, seed=seed, max_tokens=max_tokens, preset=preset,
+            custom_system=custom_system, temperature=temperature, top_p=top_p, repeats=repeats, focus=focus,
+            judge=judge, reasoning_effort=reasoning_effort, prompt_set=prompt_set, prompt_col=prompt_col,
+            category_col=category_col, label_col=label_col, settle=settle,
+        )  # fmt: skip
         try:
             specs = self._specs(models, sess)
             params = generation_params(max_tokens, preset, custom_system, temperature, top_p, reasoning_effort)
@@ -352,12 +360,18 @@ class Playground(SetupHandlers, CompareHandlers, FollowUpHandlers, HistoryHandle
             except guards.GuardError as exc:
                 yield self.refusal_frame(sess, str(exc))
                 return
+        if not warmup.is_warm():  # (never while a run is live: that run warmed it)
+            yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
+            await asyncio.to_thread(warmup.warm_up)
+        unknown = self.unknown_model(specs, sess)
+        if unknown:  # LiteLLM could not route it: say so now, make no cells, and leave a live run be
+            if ticket is not None:
+                await sess.limits().refund(ticket)
+            yield self.refusal_frame(sess, unknown)
+            return
         if sess.running:  # a second run in the same tab replaces the first
             sess.cancel_task()
             sess.finish_run(stopped=True)
-        if not warmup.is_warm():
-            yield self.message_frame(sess, "Loading LiteLLM (first run after start-up)…")
-            await asyncio.to_thread(warmup.warm_up)
         if sess.requested_at and sess.stop_requested_at > sess.requested_at:
             yield self.message_frame(sess, "Stopped before the run started.")
             return

@@ -57,6 +57,8 @@ class RunRecord:
     """The live views' numbers that belong to this run (the run, then each follow-up round)."""
     elapsed: float = 0.0
     """Seconds the run (and its follow-up rounds) took."""
+    rounds: int = 0
+    """Follow-up rounds over its grid (the progress line numbers them)."""
 
     @property
     def follow_ups(self) -> int:
@@ -116,8 +118,14 @@ class RunHistory:
         record = self._by_view.get(prev.number)
         if record is not None:
             record.views.append(run.number)
+            record.rounds += bool(run.follow_up)
             self._by_view[run.number] = record
         self.selected = None
+
+    def follow_ups(self, number: int) -> int:
+        """Follow-up rounds entry `number` has had so far (finishing rounds not counted)."""
+        record = self.get(number)
+        return record.rounds if record is not None else 0
 
     def finished(self, run: RunView) -> None:
         """Live view `run` ended: its time counts to its entry."""

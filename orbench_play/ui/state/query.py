@@ -14,8 +14,13 @@ over the preset; at most `MAX_SYSTEM_CHARS` characters, as in the form), and
 "clarify": what the follow-up boxes start on), and `settle=1` / `settle=0` (the
 settle switch, when it differs from its default for the link's models: on for
 the embedded demo models only).
-Custom endpoints are never in a link: their key stays in the visitor's session
-(the page says so under the link).
+Then the verdicts' judge and the prompt set, each only when set: `judge` (a
+name from the page's *Verdicts by* menu, when not the app's default; the page
+checks it is offered here), `prompts` (a prompt set's Hub id, written as the
+CLI's `--prompts` takes it), `prompt_col` (when not `prompt`), `category_col`
+and `label_col`. A prompt set that is a local file or folder is never in a
+link (it is on the sharer's disk), nor are custom endpoints: their key stays in
+the visitor's session; the page names what a link leaves out under it.
 
 `parse_query` never raises: a bad value falls back to the default with a warning
 the page shows, because a shared link with a typo should still open.
@@ -45,6 +50,9 @@ MAX_SYSTEM_CHARS = 4000
 """The longest custom system prompt, in the form and in a link (`forms.MAX_PROMPT_CHARS`)."""
 DEFAULT_FOLLOW_UP = "clarify"
 """`followups.DEFAULT_PRESET`, the follow-up preset a link leaves out."""
+DEFAULT_PROMPT_COL = "prompt"
+MAX_NAME_CHARS = 300
+"""The longest judge name, prompt-set source or column name a link may carry."""
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -74,6 +82,13 @@ class Setup:
     """The follow-up preset the follow-up boxes start on (a `followups.PRESETS` key)."""
     settle: bool | None = None
     """The settle switch; None: its default for the models (`handlers.base.settle_default`)."""
+    judge: str = ""
+    """Who decides verdicts (the *Verdicts by* menu's value); empty: the app's default."""
+    prompts: str = ""
+    """A prompt set's source (a Hub id in a link; a local path only in a session's own set-up)."""
+    prompt_col: str = DEFAULT_PROMPT_COL
+    category_col: str = ""
+    label_col: str = ""
 
     def __post_init__(self) -> None:
         self.split = split_names(self.split)
@@ -221,6 +236,19 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
             setup.settle = flag in _TRUE
         else:
             warnings.append(f"Ignored settle={params['settle']!r} in the link: use settle=1 or settle=0.")
+    if "judge" in params:
+        name = _plain_text(params["judge"], "judge", warnings)
+        if name is not None:
+            setup.judge = name
+    if "prompts" in params:
+        source = _plain_text(params["prompts"], "prompts", warnings)
+        if source is not None:
+            setup.prompts = source
+    for column_key in ("prompt_col", "category_col", "label_col"):
+        if column_key in params:
+            column = _plain_text(params[column_key], column_key, warnings)
+            if column is not None:
+                setattr(setup, column_key, column or (DEFAULT_PROMPT_COL if column_key == "prompt_col" else ""))
     if "follow_up" in params:
         from ...asking.followups import preset_key
 
@@ -232,18 +260,32 @@ def parse_query(params: Mapping[str, str], default: Setup | None = None) -> tupl
     return setup, warnings
 
 
+def _plain_text(value: str, name: str, warnings: list[str]) -> str | None:
+    """A link's name-like value (judge, prompt set, column): trimmed, one line, at most
+    MAX_NAME_CHARS; None (with a warning) when it is not that."""
+    text = str(value).strip()
+    if len(text) > MAX_NAME_CHARS or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        warnings.append(f"Ignored {name}= in the link: not a name of at most {MAX_NAME_CHARS} characters on one line.")
+        return None
+    return text
+
+
 def to_query(
     models: Sequence[str], split: str | Sequence[str], categories: Sequence[str] | None, n: int, seed: int, *,
     preset: str | None = DEFAULT_PRESET, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = DEFAULT_MAX_TOKENS, repeats: int | None = 1, focus: bool = False, system: str = "",
     reasoning_effort: str | None = None, follow_up: str | None = None, settle: bool | None = None,
+    judge: str | None = None, prompts: str | None = None, prompt_col: str | None = None,
+    category_col: str | None = None, label_col: str | None = None,
 ) -> str:  # fmt: skip
     """The shareable query string (starting with `?`): the contract's keys in its
     order, then each generation setting that differs from its default. A custom
     `system` prompt (which wins over the preset, so pass `preset=None` with it)
     goes last, cut to MAX_SYSTEM_CHARS as the form would refuse more;
-    None/NaN temperature or top_p means the provider's default; `settle` is
-    written when given (the caller gives it only when it is not the default)."""
+    None/NaN temperature or top_p means the provider's default; `settle`, `judge`
+    and `prompts` are written when given (the caller gives them only when they are
+    not the default, and a prompt set only when a link can carry it), the columns
+    only with a prompt set and when not their default."""
     safe = "/@:._-~"
     cats = list(categories or [])
     parts = [
@@ -270,6 +312,14 @@ def to_query(
         parts.append("follow_up=" + quote(follow_up, safe=safe))
     if settle is not None:
         parts.append(f"settle={int(bool(settle))}")
+    if judge:
+        parts.append("judge=" + quote(judge[:MAX_NAME_CHARS], safe=safe))
+    if prompts:
+        parts.append("prompts=" + quote(prompts[:MAX_NAME_CHARS], safe=safe))
+        columns = (("prompt_col", prompt_col, DEFAULT_PROMPT_COL), ("category_col", category_col, ""))
+        for name, column, default in (*columns, ("label_col", label_col, "")):
+            if column and column != default:
+                parts.append(f"{name}=" + quote(column[:MAX_NAME_CHARS], safe=safe))
     text = (system or "").strip()
     if text:
         parts.append("system=" + quote(text[:MAX_SYSTEM_CHARS], safe=""))

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from .session import Session
 
 RESTORED = "Restored after the reload: the server still held this session."
+RESTORED_SETUP = (
+    "Restored after the reload: the server still held this session, and the page is set up as you left it "
+    "(models and endpoints, Verdicts by, the prompt set, splits, size, seed and generation settings). "
+    "Not kept: text typed but not yet used (Custom prompt, a follow-up's own words, the Add a model and "
+    "publish boxes) and the prompt set's preview."
+)
+RESTORED_LINK = (
+    "Restored after the reload: the server still held this session (its runs, scoreboard and downloads); "
+    "the set-up is the one of the link you opened."
+)
 EXPIRED = (
     "Your previous session has ended on the server (sessions expire when left alone, and a restart ends them): "
     "this is a new one. Downloads from before are gone; run again to get new ones."

@@ -62,6 +62,12 @@ class Session:
     extra_models: dict[str, ModelSpec] = field(default_factory=dict)
     """Models this visitor added (custom endpoints carry their key here, nowhere else)."""
     labels: dict[str, str] = field(default_factory=dict)
+    controls: dict[str, Any] | None = None
+    """The set-up controls as the page last showed them (models, splits, judge, prompt set,
+    generation settings…, by name; `setup_handlers.CONTROLS`): a reload sets the page so again."""
+    load_query: dict[str, str] = field(default_factory=dict)
+    """The set-up keys of the URL the page was loaded with: a reload of the same URL gets
+    `controls` back, a different link gets its own set-up."""
     version: int = 0
     """Bumped whenever results or overrides change (to skip needless re-scoring)."""
     task: Any = None
@@ -178,6 +184,8 @@ class Session:
         )  # fmt: skip
         run.specs, run.params, run.judge, run.follow_up = prev.specs, prev.params, prev.judge, said
         run.settles = prev.settles
+        run.entry = prev.entry or prev.number
+        run.round = self.history.follow_ups(run.entry) + 1
         asked = {(f.row_id, f.model, f.repeat): f for f in follow_ups}
         for first in list(run.order):
             base = run.cells[first]
@@ -211,6 +219,7 @@ class Session:
             variants=dict(prev.variants),
         )  # fmt: skip
         run.specs, run.params, run.judge, run.finishing = prev.specs, prev.params, prev.judge, True
+        run.entry = prev.entry or prev.number
         run.settles = prev.settles  # what a later Run or follow-up of this grid does, not this run
         wanted = set(cells)
         for first in list(run.order):

@@ -16,6 +16,7 @@ same fields sent by `live_feed`, so both paths show the same thing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +36,21 @@ from .safe_html import (
 if TYPE_CHECKING:
     from .run_view import CellView, RunView
 
-PROMPT_COL_PX = 200
-MODEL_COL_PX = 150
-"""Sane minimum widths: on a narrow page the grid scrolls sideways instead of crushing columns."""
+PROMPT_COL_PX = 170
+MODEL_COL_PX = 110
+"""Sane minimum widths: on a narrow page the grid scrolls sideways instead of crushing columns,
+and six models fit beside the prompts in the grid's column of a 1,366-pixel screen."""
+
+_BREAK_AFTER = re.compile(r"([-/_:@]|\.(?=[A-Za-z]))")
+"""Where a long name may wrap besides its spaces: after - / _ : @, and after a dot before a
+letter (`llama-3.1-8b`, `claude-3.5` keep their version numbers whole)."""
+
+
+def breakable(name: str) -> str:
+    """A model or variant name as escaped HTML that may wrap after its separators
+    (`fake-refuse-with-a-long-name`, `groq/llama-3.1-8b`): a narrow column header
+    shows the whole name on two or three lines instead of cutting it."""
+    return "<wbr>".join(safe_text(part) for part in _BREAK_AFTER.sub("\\1\0", name).split("\0"))
 
 
 def _retries(cell: CellView) -> tuple[int, float]:
@@ -387,13 +400,34 @@ def render_repeats(cells: Sequence[CellView], overrides: dict[str, str] | None =
     )
 
 
+FILTERS = (
+    ("all", "All"),
+    ("refusals", "Refusals"),
+    ("disagree", "Disagreements"),
+    ("unsure", "Unsure"),
+    ("errors", "Errors"),
+)
+"""The grid's filters (`live_grid.js` decides which rows each keeps): every prompt; those
+with a refusal; those whose models disagree (an answer beside a refusal); those with an
+unsure verdict (`data-sure="false"`); those with a failed cell."""
+FILTER_BAR = (
+    '<div class="gf-bar" role="group" aria-label="Show prompts"><span class="gf-label">Show</span>'
+    + "".join(
+        f'<button type="button" class="gf" data-filter="{key}" aria-pressed="{"true" if key == "all" else "false"}">'
+        f'{label}<span class="gf-n"></span></button>'
+        for key, label in FILTERS
+    )
+    + '<span class="gf-shown" aria-live="polite"></span></div>'
+)
+
 GRID_REGION = 'tabindex="0" role="region" aria-label="Answers: one row per prompt, one column per model"'
 """The grid scrolls in its own box: focusable, so the keyboard can scroll it too."""
 
 EMPTY_GRID = (
-    '<div class="grid-wrap"><div class="grid-empty">Choose models and prompts on the left and press '
+    '<div class="grid-wrap" tabindex="-1"><div class="grid-empty">Choose models and prompts on the left and press '
     "<b>Run</b>: every answer streams into this grid, one column per model.</div></div>"
 )
+"""The grid before a run (focusable from the skip link, not a Tab stop of its own)."""
 
 
 def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *, with_text: bool = True) -> str:
@@ -406,7 +440,7 @@ def render_grid(run: RunView | None, overrides: dict[str, str] | None = None, *,
         return EMPTY_GRID
     head = "".join(
         f'<th class="model-col" data-model="{attr(name)}" data-variant="{attr(run.variants.get(name, name))}" '
-        f'title="{attr(label)}">{safe_text(label)}</th>'
+        f'title="{attr(label)}">{breakable(label)}</th>'
         for name, label in run.model_labels
     )
     rows = []
@@ -446,7 +480,7 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         finished, stopped = run.finished_count(), run.stopped_count()
         errors = run.error_count()
         state = "stopped" if run.stopped else ("finished" if run.finished else "running")
-        what = f"Run {run.number}" + (" (follow-up)" if run.follow_up else " (finishing)" if run.finishing else "")
+        what = run.title()
         if run.stopped:
             text = f"{what} stopped: {finished} of {total} cells finished · {stopped} stopped"
         else:
@@ -456,6 +490,8 @@ def render_progress(run: RunView | None, notes: Sequence[str] = ()) -> str:
         cached = run.cached_count()
         if cached:
             text += f" · {cached} cached"
+        if run.n_judge_failed:  # said where it is seen: each cell's note is easy to miss in a grid
+            text += f" · judge failed on {run.n_judge_failed} of {run.n_judged}; offline verdicts used"
         if not run.stopped:
             text += f" · {state}"
         elapsed = run.elapsed()

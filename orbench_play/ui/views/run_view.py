@@ -134,6 +134,10 @@ class RunView:
     n_stopped: int = 0
     n_errors: int = 0
     n_cached: int = 0
+    n_judged: int = 0
+    """Answers the LLM judge was asked about (its verdicts and its failures)."""
+    n_judge_failed: int = 0
+    """…of which the judge gave no verdict, so the offline one stands (`judge_error`)."""
     n_carried: int = 0
     """Cells of a follow-up run shown as they were, not asked again (outside the counts)."""
     specs: list[Any] = field(default_factory=list)
@@ -146,6 +150,11 @@ class RunView:
     """A run over an earlier grid that asks settled answers again, to their end (`Session.begin_finish`)."""
     follow_up: str = ""
     """For a follow-up run: what was said (the preset's label, or the visitor's text)."""
+    entry: int = 0
+    """The run this one continues over the same grid (a follow-up round or a finishing
+    one): its number is the run list's entry (`history`); 0 for a run of its own."""
+    round: int = 0
+    """For a follow-up run: which follow-up round of its entry it is (1, 2, …)."""
     slots: dict[str, str] = field(default_factory=dict)
     """A cell's first-turn id → the id of the turn its grid slot shows (follow-up runs only)."""
 
@@ -160,6 +169,14 @@ class RunView:
         self.order = [cid for p in self.prompts for cid in self.row_cells(p.row_id) if cid in self.cells]
         for i, cid in enumerate(self.order):
             self.cells[cid].index = i
+
+    def title(self) -> str:
+        """How the progress line names the run, by its run list entry: "Run 2", "Run 2
+        (follow-up 1)", "Run 2 (finishing)" (a follow-up has a live view of its own, but
+        the run list files it under the run it follows up)."""
+        if self.follow_up:
+            return f"Run {self.entry or self.number} (follow-up {max(1, self.round)})"
+        return f"Run {self.entry or self.number}" + (" (finishing)" if self.finishing else "")
 
     def groups(self, row_id: str) -> list[list[str]]:
         """The cell ids of one prompt row: per model (column order), its repeats in order."""
@@ -237,6 +254,9 @@ class RunView:
             self.n_final += 1
             self.n_errors += bool(result.error)
             self.n_cached += bool(result.cached)
+            failed = bool(result.judge_error)
+            self.n_judge_failed += failed
+            self.n_judged += failed or result.verdict_source.startswith("llm:")
         cell.result = result
         response = result.response
         if response and response != cell.text:

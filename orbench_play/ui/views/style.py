@@ -11,18 +11,29 @@ CSS = """
 #progress .progress-box{min-height:2.2em;display:flex;flex-wrap:wrap;align-items:center;gap:2px 8px}
 #progress .progress-box[data-state="refused"] .prog-status{color:#991b1b;font-weight:600}
 #progress .progress-box>div{flex-basis:100%}
-#grid .grid-wrap{overflow:auto;max-height:78vh;overscroll-behavior:contain}
+/* The grid scrolls in its own box, no taller than the screen under the action bar, so its
+   sticky column headers (and the sticky prompt column, sideways) stay in view while it scrolls. */
+#grid .grid-wrap{overflow:auto;max-height:max(320px,calc(100vh - 120px));overscroll-behavior:contain;scroll-margin-top:80px}
 #grid table.grid{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px}
 #grid th,#grid td{border:1px solid var(--border-color-primary);vertical-align:top;padding:6px;text-align:left}
 #grid thead th{position:sticky;top:0;background:var(--background-fill-secondary);z-index:2;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-#grid th.prompt{font-weight:normal;background:var(--background-fill-secondary)}
+/* A model's whole name, on two or three lines in a narrow column (it breaks after - / . : only). */
+#grid thead th.model-col{white-space:normal;overflow-wrap:anywhere;text-overflow:clip;line-height:1.25;vertical-align:bottom}
+#grid th.prompt{font-weight:normal;background:var(--background-fill-secondary);position:sticky;left:0;z-index:1}
+#grid thead th.prompt-col{left:0;z-index:3}
 #grid .cat{display:inline-block;font-size:11px;padding:0 6px;border-radius:8px;background:var(--neutral-200);color:var(--neutral-800);margin-right:6px}
 #grid .rid{font-size:11px;color:var(--body-text-color-subdued);white-space:nowrap}
 #grid .ptext,#grid .resp,#grid .msg{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word;unicode-bidi:isolate}
 #grid .ptext{max-height:13em;overflow-y:auto}
 #grid td.cell{position:relative}
-#grid .cell-head{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;min-height:1.5em}
-#grid .body{height:12em;overflow-y:auto;margin-top:4px;overscroll-behavior:contain}
+#grid .cell-head{display:flex;align-items:center;white-space:nowrap;min-height:1.5em;min-width:0}
+#grid .cell-head .vsrc{overflow:hidden;text-overflow:ellipsis;min-width:0}
+#grid .cell-head .verdict{flex:none}
+#grid button.open{flex:none;margin-left:auto;font:inherit;font-size:13px;line-height:1;padding:2px 5px;border:1px solid var(--border-color-primary);border-radius:4px;background:var(--background-fill-primary);color:var(--body-text-color);cursor:pointer}
+#grid button.open:focus-visible{outline:2px solid #2563eb;outline-offset:1px}
+/* contain: text arriving in one answer lays out that answer's box, not the whole table; and a box
+   out of sight is neither laid out nor painted until it comes into view (120 answers stream at once). */
+#grid .body{height:12em;overflow-y:auto;margin-top:4px;overscroll-behavior:contain;contain:strict;content-visibility:auto}
 #grid .meta{font-size:11px;line-height:1.3;min-height:2.6em;max-height:2.6em;overflow:hidden;color:var(--body-text-color-subdued);margin-top:2px}
 #grid .cached{font-weight:600;color:#0e7490}
 #grid .more{color:var(--body-text-color-subdued);font-style:italic}
@@ -114,6 +125,31 @@ CSS = """
 #grid .cell-rep .rep{border-top:1px dashed var(--border-color-primary);padding-top:3px;margin-top:3px}
 #grid .cell-rep .rep-n{font-size:11px;font-weight:700;color:var(--body-text-color-subdued);margin-right:4px;float:left}
 #grid .cell-rep .body{height:6em}
+#grid tr.gf-out{display:none}
+#grid .gf-none{padding:12px;color:var(--body-text-color-subdued)}
+#grid_filter .gf-bar{display:flex;flex-wrap:wrap;align-items:center;gap:4px 6px;font-size:13px}
+#grid_filter .gf-label{font-weight:600;margin-right:2px}
+#grid_filter button.gf{font:inherit;font-size:13px;padding:2px 10px;border:1px solid var(--border-color-primary);border-radius:12px;background:var(--background-fill-primary);color:var(--body-text-color);cursor:pointer}
+#grid_filter button.gf[aria-pressed="true"]{background:#1e3a8a;border-color:#1e3a8a;color:#fff}
+#grid_filter button.gf:focus-visible{outline:2px solid #2563eb;outline-offset:1px}
+#grid_filter button.gf .gf-n{color:inherit;font-variant-numeric:tabular-nums}
+#grid_filter .gf-shown{color:var(--body-text-color-subdued);margin-left:4px}
+dialog.cell-dialog{width:min(62em,94vw);max-height:88vh;padding:0;border:1px solid var(--border-color-primary);border-radius:8px;background:var(--background-fill-primary);color:var(--body-text-color)}
+dialog.cell-dialog::backdrop{background:rgba(0,0,0,.45)}
+dialog.cell-dialog .cd-head{display:flex;align-items:flex-start;gap:8px;padding:10px 14px;border-bottom:1px solid var(--border-color-primary)}
+dialog.cell-dialog .cd-head h2{font-size:16px;margin:0;flex:1;overflow-wrap:anywhere}
+dialog.cell-dialog .cd-close{font:inherit;font-size:14px;padding:2px 10px;border:1px solid #374151;border-radius:6px;background:#fff;color:#111827;cursor:pointer}
+dialog.cell-dialog .cd-body{padding:10px 14px;max-height:calc(88vh - 60px);overflow-y:auto}
+dialog.cell-dialog .cd-prompt{font-style:italic;color:var(--body-text-color-subdued);white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;margin:0 0 8px}
+dialog.cell-dialog .cd-verdict{font-size:13px;margin:0 0 8px}
+dialog.cell-dialog .cd-text{font-size:15px;line-height:1.5;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
+dialog.cell-dialog .cd-think{font-size:13px;color:var(--body-text-color-subdued);white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;margin-bottom:8px}
+dialog.cell-dialog .cd-meta{font-size:12px;color:var(--body-text-color-subdued);margin-top:8px}
+.skip-link{position:absolute;left:8px;top:-60px;z-index:100;padding:6px 12px;border-radius:6px;background:#1e3a8a;color:#fff!important;font-weight:600}
+.skip-link:focus{top:8px}
+#run_size{flex:1 1 100%;min-width:0}
+#run_size .run-size{font-size:12px;color:var(--body-text-color-subdued)}
+#run_size .run-size[data-over]{color:#991b1b;font-weight:600}
 #grid .cell-rep .rep{position:relative}
 #grid .stab{display:inline-block;font-size:12px;font-weight:700;padding:1px 8px;border-radius:10px;background:#e0e7ff;color:#3730a3}
 #grid .stab.stab-flip{background:#fde68a;color:#78350f}
@@ -151,9 +187,18 @@ CSS = """
 #grid .turn-resp{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
 #grid .turn-verdict{font-size:11px;font-weight:600}
 #grid .said{font-size:12px;font-style:italic;margin:0 0 3px;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
-/* A phone: a narrower prompt column, so the first model's column shows whole beside it. */
+/* A phone: a narrower prompt column, so the first model's column shows whole beside it; and an
+   action bar that stays in view only while a run streams, then as one short row (Run, Stop and the
+   count), so it never takes a fifth of the screen; the rest of the line shows once the run ends. */
 @media (max-width:640px){
 #grid col.prompt-col,#grid th.prompt-col{width:110px!important}
 #grid table.grid{min-width:calc(110px + var(--models,1) * 150px)!important}
+#action_bar{position:static;gap:6px}
+#action_bar>button,#action_bar #run,#action_bar #stop{min-width:64px!important}
+#action_bar:has(.progress-box[data-state="running"]){position:sticky;flex-wrap:nowrap;padding:4px 0}
+#action_bar:has(.progress-box[data-state="running"]) #progress{flex:1 1 0}
+#action_bar:has(.progress-box[data-state="running"]) :is(#run_size,progress,.prog-note){display:none}
+#action_bar:has(.progress-box[data-state="running"]) .progress-box{min-height:0;max-height:2.6em;overflow:hidden;font-size:12px;line-height:1.3}
+#grid .grid-wrap{scroll-margin-top:8px}
 }
 """
