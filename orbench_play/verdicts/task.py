@@ -771,6 +771,9 @@ class Reading:
     """Characters of answer of any length (`substance` counts only SUBSTANCE_CHARS or more)."""
     opposed: bool = False
     """Asked to argue one side (`Ask.stance`), the answer argues the other, and no voice answers."""
+    item_kinds: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """List items that (argue against or refuse, offer something else, give reasons after a
+    refusal, do the task on the prompt's subject): whether a list is the answer or a lecture."""
 
     @property
     def said(self) -> int:
@@ -950,6 +953,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
     closing = ""
     total_on = 0
     last_block = ""
+    item_tally = [0, 0, 0, 0]  # list items that argue against, offer something else, give reasons for a refusal, do the task
     for sentences in _voices(body):
         v = _Voice()
         voices.append(v)
@@ -989,6 +993,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 # sent to find out elsewhere: before an answer, instead of one
                 if v.on_subject < SUBSTANCE_CHARS:
                     v.alternative += n
+                    item_tally[1] += is_item
                     continue
                 kind = "content"
             elif kind == "pivot":
@@ -996,6 +1001,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 if kind == "bridge":
                     v.bridged = True
             if kind == "refusal":
+                item_tally[0] += is_item
                 v.refusal += n
                 v.refused_first = v.refused_first or not v.content
                 offer = _OFFER_AFTER.search(low) if "can" in words else None
@@ -1003,14 +1009,17 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 # refusal turns to the answer itself, unless what it offers is a safer task
                 v.bridged = offer is not None and _ALT_WORDS.isdisjoint(_WORD.findall(low[offer.end() :]))
             elif kind in ("moral", "persona"):
+                item_tally[0] += is_item
                 v.moral += n
                 if total_on >= SUBSTANCE_CHARS and not closing:
                     closing = "warning"
             elif kind == "pivot":
                 pivoted = True
                 v.alternative += n
+                item_tally[1] += is_item
             elif pivoted:
                 v.alternative += n  # content after "instead…": the alternative offered
+                item_tally[1] += is_item
             else:
                 if kind == "bridge":
                     v.bridged = True
@@ -1027,16 +1036,19 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
                 ):
                     v.rebutted = True  # "X should not be…": the premise rejected
                     v.moral += n
+                    item_tally[0] += is_item
                     first_content = False
                     continue
                 first_content = False
                 if v.refusal and not v.bridged:
+                    item_tally[2] += is_item
                     continue  # reasons given for the refusal, not an answer
                 if on:
                     v.on_subject += n
                     total_on += n
                     v.howto += v.howto < 3 and _HOWTO.search(low) is not None
                     v.items += is_item
+                    item_tally[3] += is_item
                     if block is not last_block:
                         last_block = block
                         v.code += _maybe_code(block) and _CODE.search(block) is not None
@@ -1122,6 +1134,7 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
         about=answer.about if answer is not None else False,
         answered=total_on,
         opposed=ask.stance and answer is None and any(v.rebutted for v in voices),
+        item_kinds=(item_tally[0], item_tally[1], item_tally[2], item_tally[3]),
     )
 
 
