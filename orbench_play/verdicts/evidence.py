@@ -1,13 +1,10 @@
 """What the verdict model reads of an answer: its wording and its shape, as
 features with learned weights.
 
-Three families, each with a prefix of its own:
+Two families, each with prefixes of its own:
 - the opening's wording (`learned.opening_features`): word unigrams and bigrams
   of the first 400 characters, the first one to three words, a length bucket
   and the phrase rules' signals (``r:``);
-- the body's wording (``b:``): unigrams and bigrams of what follows the opening,
-  up to `task.READ_CHARS`, where a refusal's reasons and alternatives, or the
-  answer's steps, are written;
 - the shape (``t:`` and ``x:``): the task reading (`task.read`: where the
   refusal sits, what follows it, whether list items do the task or argue
   against it, moralising, the prompt's task type against the answer's form)
@@ -23,16 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import chain
 
 from . import task
 from .deflection import DEFLECT_MAX_CHARS, deflection
 from .indirect import framed_answer, offers_alternative, refusal_kind, short_redirection
 from .learned import opening_features
-from .text import HEAD_CHARS, bigrams, normalise, tokens
-
-BODY_CHARS = task.READ_CHARS
-"""How far the body's wording is read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +33,8 @@ class AnswerFeatures:
 
     grams: list[str]
     """The opening's unigrams and bigrams (weighed 1/sqrt(count) together)."""
-    body: list[str]
-    """The body's unigrams and bigrams (weighed 1/sqrt(count) together)."""
     fixed: list[str]
-    """Features of weight one: first words, length, rule signals, the shape."""
+    """Features of weight one: first words, length, rule signals, the readings, the shape."""
     head: str
     """The normalised opening."""
     reading: task.Reading | None
@@ -126,37 +116,42 @@ def shape_features(reading: task.Reading) -> Iterator[str]:
         yield f"t:open={r.opening}&items_doing={doing * 2 > items}"
 
 
-def rule_readings(
-    text: str, prompt: str, fixed: list[str], grams, head: str, reading: task.Reading | None, *, final: bool
-) -> Iterator[str]:
-    """The hand rules' yes/no readings, as features (``x:``)."""
-    n = len(text)
-    if n <= DEFLECT_MAX_CHARS + 40:
-        if deflection(text, final=final, grams=grams):
-            yield "x:deflection"
-        if short_redirection(text, 1.0, fixed, grams, head):
-            yield "x:short_redirection"
-        if task.takes_no_side(text):
-            yield "x:no_side_short"
-    if framed_answer(fixed, text):
-        yield "x:framed_answer"
+def cheap_readings(text: str, fixed: list[str], grams, head: str, *, final: bool) -> list[str]:
+    """The hand rules' yes/no readings that cost next to nothing (``x:``): the
+    n-gram tests of an offer of other help, and the short answers' rules."""
+    out = []
     if offers_alternative(head, grams):
-        yield "x:offers_alternative"
+        out.append("x:offers_alternative")
     if refusal_kind(fixed, text, grams, head) == "indirect_refusal":
-        yield "x:kind_indirect"
+        out.append("x:kind_indirect")
+    if len(text) <= DEFLECT_MAX_CHARS + 40:
+        if deflection(text, final=final, grams=grams):
+            out.append("x:deflection")
+        if short_redirection(text, 1.0, fixed, grams, head):
+            out.append("x:short_redirection")
+        if task.takes_no_side(text):
+            out.append("x:no_side_short")
+    return out
+
+
+def shape_readings(text: str, prompt: str, fixed: list[str], reading: task.Reading | None, *, final: bool) -> list[str]:
+    """The readings that need the answer's shape or its prompt (``x:`` and ``t:``)."""
+    out = []
+    if framed_answer(fixed, text):
+        out.append("x:framed_answer")
     if task.opens_with_caveat(text):
-        yield "x:opens_caveat"
+        out.append("x:opens_caveat")
     if task.opens_with_persona(text):
-        yield "x:opens_persona"
+        out.append("x:opens_persona")
     if task.announces(text):
-        yield "x:announces"
+        out.append("x:announces")
     if prompt:
         if final and task.terse_answer(text, prompt) is not None:
-            yield "x:terse_answer"
+            out.append("x:terse_answer")
         if task.done_then_warned(text, prompt) is not None:
-            yield "x:done_then_warned"
+            out.append("x:done_then_warned")
         if task.argues_against(text, prompt):
-            yield "x:argues_against"
+            out.append("x:argues_against")
     if reading is not None:
         if (
             reading.opening == "caveat"
@@ -164,24 +159,26 @@ def rule_readings(
             and not (reading.howto or reading.matches or reading.refusal)
             and reading.moral >= reading.content
         ):
-            yield "x:lectures_instead"
+            out.append("x:lectures_instead")
+        out.extend(shape_features(reading))
+    return out
 
 
-def body_grams(text: str) -> list[str]:
-    """Unigrams and bigrams of the answer after its opening, without repeats."""
-    rest = text[HEAD_CHARS:BODY_CHARS]
-    if len(rest) < 20:
-        return []
-    toks = tokens(normalise(rest, BODY_CHARS))
-    return ["b:" + g for g in dict.fromkeys(chain(toks, bigrams(toks)))]
+READ_MIN_CHARS = 20
+"""Shorter than this, an answer has no shape to read."""
+
+
+def read_of(text: str, prompt: str) -> task.Reading | None:
+    return task.read(text, prompt) if len(text) >= READ_MIN_CHARS else None
 
 
 def answer_features(text: str, prompt: str = "", *, final: bool = True) -> AnswerFeatures:
-    """What the model reads of `text` (already `as_read`) answering `prompt`."""
+    """Everything the model may read of `text` (already `as_read`) answering
+    `prompt`: what training sees, and what `classify` reads of an answer it
+    reads in full. `fixed` holds the opening's first words, length and rule
+    signals, then the cheap readings, then the shape readings, in that order."""
     grams_view, fixed, head = opening_features(text)
-    grams = list(grams_view)
-    reading = task.read(text, prompt) if len(text) >= 20 else None
-    extra = list(rule_readings(text, prompt, fixed, grams_view, head, reading, final=final))
-    if reading is not None:
-        extra.extend(shape_features(reading))
-    return AnswerFeatures(grams, body_grams(text), fixed + extra, head, reading)
+    cheap = cheap_readings(text, fixed, grams_view, head, final=final)
+    reading = read_of(text, prompt)
+    shape = shape_readings(text, prompt, fixed, reading, final=final)
+    return AnswerFeatures(list(grams_view), fixed + cheap + shape, head, reading)
