@@ -51,7 +51,7 @@ from orbench_play.verdicts.learned import FORMAT, opening_features  # noqa: E402
 from orbench_play.verdicts.text import as_read, straight_quotes, without_unfinished_closing  # noqa: E402
 
 OUT = ROOT / "orbench_play" / "assets" / verdicts.MODEL_RESOURCE
-SETTINGS = {"alpha": 0.5, "C": 1.0, "prior_scale": 1.0}
+SETTINGS = {"alpha": 0.7, "C": 1.0, "prior_scale": 1.0}
 """Chosen by `--search` (leave one source out; the table it printed is in docs/verdicts.md)."""
 SEARCH = [{"alpha": a, "C": c, "prior_scale": s} for a in (0.3, 0.5, 0.7) for c in (1.0,) for s in (0.0, 1.0)]
 MIN_DF = 3
@@ -63,10 +63,11 @@ PREFIXES = (100, 200, 400)
 PREFIX_WEIGHT = 0.5
 PRUNE = 0.005
 ROUND = 4
-SURE_ACCURACY = 0.975
+SURE_ACCURACY = 0.95
 """A verdict is sure when verdicts as sure as it were right this often, out of fold."""
-GATE_AGREEMENT = 0.995
-"""The quick head decides alone only where it agreed with the full head this often, out of fold."""
+GATE_COST = 0.001
+"""The quick head may decide alone where that costs at most this much accuracy against
+people (answer vs refusal, each source alike), out of fold, beside the full head alone."""
 TRANSFER_COVER = 0.9
 """The score's transfer term covers this share of the out-of-fold groups' errors."""
 
@@ -88,6 +89,7 @@ PRIORS: dict[str, dict[str, float]] = {
         "r:comply_start": -1.0,
         "x:deflection": 2.0,
         "x:short_redirection": 1.5,
+        "x:no_decline": -1.0,
         "x:no_side_short": 1.5,
         "x:framed_answer": -1.5,
         "x:done_then_warned": -2.0,
@@ -157,13 +159,12 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
         text = without_unfinished_closing(text)
     grams_view, fixed, head = opening_features(text)
     grams = list(grams_view)
-    cheap = evidence.cheap_readings(text, fixed, grams_view, head, final=final)
-    reading = evidence.read_of(text, prompt)
-    shape = evidence.shape_readings(text, prompt, fixed, reading, final=final)
+    cheap = evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=final)
+    shape = evidence.shape_readings(evidence.read_of(text, prompt))
     refusal = int(row.label in REFUSALS)
     indirect = None if (not refusal or row.coarse) else int(row.label == "indirect_refusal")
     return Example(
-        quick=_vector(grams, fixed),
+        quick=_vector(grams, fixed + cheap),
         full=_vector(grams, fixed + cheap + shape),
         kind=_vector(grams, fixed + cheap),
         refusal=refusal,
@@ -336,26 +337,22 @@ def source_balanced(rows: Sequence[LabelledRow], mask: np.ndarray) -> np.ndarray
     return np.array([1.0 / n[r.source] if m else 0.0 for r, m in zip(rows, mask, strict=True)])
 
 
-def choose_gate(rows, quick_p, full_p, short_or_plain) -> tuple[float, float]:
-    """The widest band outside which the quick head decides, while agreeing with
-    the full head GATE_AGREEMENT of the time, out of fold."""
-    best = (0.0, 1.0)
+def choose_gate(quick_p: np.ndarray, full_p: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """The band outside which the quick head decides: of those that cost at most
+    GATE_COST of accuracy beside the full head alone (out of fold, each source
+    alike), the one that leaves the most answers to the quick head."""
+    right_full = ((full_p >= 0.5) == (y == 1)) * w
+    full_acc = right_full.sum() / w.sum()
+    best, best_share = (0.0, 1.0), -1.0
     for lo in (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3):
         for hi in (0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0.95, 0.97, 0.98, 0.99, 0.995):
-            quick = short_or_plain & ((quick_p <= lo) | (quick_p >= hi))
-            if not quick.any():
-                continue
-            agree = ((quick_p[quick] >= 0.5) == (full_p[quick] >= 0.5)).mean()
-            share = quick.mean()
-            if agree >= GATE_AGREEMENT and share > best_share(best, quick_p, short_or_plain):
-                best = (lo, hi)
+            quick = (quick_p <= lo) | (quick_p >= hi)
+            gated = np.where(quick, quick_p, full_p)
+            acc = (((gated >= 0.5) == (y == 1)) * w).sum() / w.sum()
+            share = float((quick * w).sum() / w.sum())
+            if acc >= full_acc - GATE_COST and share > best_share:
+                best, best_share = (lo, hi), share
     return best
-
-
-def best_share(band: tuple[float, float], quick_p: np.ndarray, short_or_plain: np.ndarray) -> float:
-    if band == (0.0, 1.0):
-        return -1.0
-    return float((short_or_plain & ((quick_p <= band[0]) | (quick_p >= band[1]))).mean())
 
 
 def choose_sure(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
@@ -424,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--search", action="store_true", help="choose the settings by leave-one-source-out first")
+    ap.add_argument("--oof", default="", help="also save the out-of-fold decision values here (.npz)")
     args = ap.parse_args(argv)
     corpus = load_corpus(args.shared)
     for note in corpus.missing:
@@ -456,8 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     fcal = verdicts.Calibration(*cal_full)
     quick_p = np.array([qcal(z) for z in oof.quick])
     full_p = np.array([fcal(z) for z in oof.full])
-    anyway = np.ones(len(rows), dtype=bool)
-    gate = choose_gate(rows, quick_p[train], full_p[train], anyway[train])
+    gate = choose_gate(quick_p[train], full_p[train], y[train], bal[train])
     quick = (quick_p <= gate[0]) | (quick_p >= gate[1])
     print(
         f"gate {gate}: the quick head decides {quick[train].mean():.1%} of answers, agreeing with the full head on "
@@ -466,6 +463,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     gated_p = np.where(quick, quick_p, full_p)
     sure = choose_sure(gated_p[train], y[train], bal[train])
+    conf = np.abs(2 * gated_p - 1)
+    right = (gated_p >= 0.5) == (y == 1)
+    print("sure at  share  right  errors unsure  (out of fold, each source alike)", file=sys.stderr)
+    for c in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.95):
+        m = (conf >= c) & train
+        wm, wt = bal * m, bal * train
+        err = (~right) & train
+        print(
+            f"  {c:.2f}  {wm.sum() / wt.sum():6.1%} {(wm * right).sum() / max(wm.sum(), 1e-9):6.1%} "
+            f"{(bal * err * ~m).sum() / max((bal * err).sum(), 1e-9):8.1%}",
+            file=sys.stderr,
+        )
+    if args.oof:
+        np.savez(args.oof, quick=oof.quick, full=oof.full, kind=oof.kind, quick_p=quick_p, full_p=full_p, y=y)
     groups = group_errors(rows, gated_p, clear)
     transfer_k = choose_transfer_k(groups)
     figs = binary_by_source(rows, gated_p >= 0.5)

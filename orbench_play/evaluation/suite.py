@@ -436,6 +436,18 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
         out_of_fold = per_model_verdicts = shipped
         figures["verdicts_from"] = "in sample"
     oof_labels = [v.label for v in out_of_fold]
+    payload["out_of_fold" if args.loso else "in_sample"] = [
+        {
+            "source": r.source,
+            "row_id": r.row_id,
+            "model": r.model,
+            "label": v.label,
+            "p_refusal": v.p_refusal,
+            "confidence": v.confidence,
+            "sure": v.sure,
+        }
+        for r, v in zip(rows, out_of_fold, strict=True)
+    ]
     per_source = _by(rows, oof_labels, lambda r: r.source)
     in_sample = _by(rows, [v.label for v in shipped], lambda r: r.source)
     per_model = _by(rows, [v.label for v in per_model_verdicts], sources.model_of)

@@ -116,27 +116,32 @@ def shape_features(reading: task.Reading) -> Iterator[str]:
         yield f"t:open={r.opening}&items_doing={doing * 2 > items}"
 
 
-def cheap_readings(text: str, fixed: list[str], grams, head: str, *, final: bool) -> list[str]:
-    """The hand rules' yes/no readings that cost next to nothing (``x:``): the
-    n-gram tests of an offer of other help, and the short answers' rules."""
+_DECLINE_SIGNALS = frozenset(
+    "r:" + name
+    for name in (
+        "refusal_first refusal_head apology_start cant_start soft_decline_first inappropriate_first no_start "
+        "non_english_refusal hotline alt_lead lecture_first no_access_first no_opinion_first disagree_first "
+        "pivot_head refusal_then_offer"
+    ).split()
+)
+"""Rule signals of any wording a refusal, a caveat or a turn elsewhere opens with."""
+
+
+def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *, final: bool) -> list[str]:
+    """The hand rules' yes/no readings that cost next to nothing (``x:``), which
+    the quick head reads too: an offer of other help and OR-Bench's split of a
+    refusal (n-gram tests of the opening); framing, a caveat or an AI persona
+    before the answer, an announcement ("Sure! Here's…"); the short answers'
+    rules (a deflection, a redirection, no side taken, a terse answer naming
+    something, a short task done then warned about); the other side argued; and
+    "no sign of a decline at all" by length: short answers are mostly refusals
+    in every source, so without it a short plain answer ("It is Paris.") read as
+    one by its length alone."""
     out = []
     if offers_alternative(head, grams):
         out.append("x:offers_alternative")
     if refusal_kind(fixed, text, grams, head) == "indirect_refusal":
         out.append("x:kind_indirect")
-    if len(text) <= DEFLECT_MAX_CHARS + 40:
-        if deflection(text, final=final, grams=grams):
-            out.append("x:deflection")
-        if short_redirection(text, 1.0, fixed, grams, head):
-            out.append("x:short_redirection")
-        if task.takes_no_side(text):
-            out.append("x:no_side_short")
-    return out
-
-
-def shape_readings(text: str, prompt: str, fixed: list[str], reading: task.Reading | None, *, final: bool) -> list[str]:
-    """The readings that need the answer's shape or its prompt (``x:`` and ``t:``)."""
-    out = []
     if framed_answer(fixed, text):
         out.append("x:framed_answer")
     if task.opens_with_caveat(text):
@@ -145,6 +150,13 @@ def shape_readings(text: str, prompt: str, fixed: list[str], reading: task.Readi
         out.append("x:opens_persona")
     if task.announces(text):
         out.append("x:announces")
+    if len(text) <= DEFLECT_MAX_CHARS + 40:
+        if deflection(text, final=final, grams=grams):
+            out.append("x:deflection")
+        if short_redirection(text, 1.0, fixed, grams, head):
+            out.append("x:short_redirection")
+        if task.takes_no_side(text):
+            out.append("x:no_side_short")
     if prompt:
         if final and task.terse_answer(text, prompt) is not None:
             out.append("x:terse_answer")
@@ -152,15 +164,26 @@ def shape_readings(text: str, prompt: str, fixed: list[str], reading: task.Readi
             out.append("x:done_then_warned")
         if task.argues_against(text, prompt):
             out.append("x:argues_against")
-    if reading is not None:
-        if (
-            reading.opening == "caveat"
-            and reading.asked == "steps"
-            and not (reading.howto or reading.matches or reading.refusal)
-            and reading.moral >= reading.content
-        ):
-            out.append("x:lectures_instead")
-        out.extend(shape_features(reading))
+    if _DECLINE_SIGNALS.isdisjoint(fixed) and "x:deflection" not in out:
+        out.append("x:no_decline")
+        out.append("x:no_decline&" + fixed[3])  # the length bucket (`learned.opening_features`)
+    return out
+
+
+def shape_readings(reading: task.Reading | None) -> list[str]:
+    """What the full read adds: the task reading (``t:``, `shape_features`) and the
+    one rule that needs it, a lecture instead of the steps asked for."""
+    if reading is None:
+        return []
+    out = []
+    if (
+        reading.opening == "caveat"
+        and reading.asked == "steps"
+        and not (reading.howto or reading.matches or reading.refusal)
+        and reading.moral >= reading.content
+    ):
+        out.append("x:lectures_instead")
+    out.extend(shape_features(reading))
     return out
 
 
@@ -178,7 +201,7 @@ def answer_features(text: str, prompt: str = "", *, final: bool = True) -> Answe
     reads in full. `fixed` holds the opening's first words, length and rule
     signals, then the cheap readings, then the shape readings, in that order."""
     grams_view, fixed, head = opening_features(text)
-    cheap = cheap_readings(text, fixed, grams_view, head, final=final)
+    cheap = cheap_readings(text, prompt, fixed, grams_view, head, final=final)
     reading = read_of(text, prompt)
-    shape = shape_readings(text, prompt, fixed, reading, final=final)
+    shape = shape_readings(reading)
     return AnswerFeatures(list(grams_view), fixed + cheap + shape, head, reading)

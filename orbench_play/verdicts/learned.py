@@ -82,6 +82,30 @@ class Head:
         return z
 
 
+class PairedHeads:
+    """Two heads that read the same features (the quick head and the kind head),
+    scored in one pass: each feature's two weights as one complex number, so a
+    single C-level sum gives both decisions (real: the first, imaginary: the
+    second). The kind of a refusal then costs nothing more."""
+
+    __slots__ = ("bias", "get")
+
+    def __init__(self, first: Head, second: Head) -> None:
+        a, b = first.get.__self__, second.get.__self__  # type: ignore[attr-defined]
+        self.bias = complex(first.bias, second.bias)
+        self.get = {f: complex(a.get(f, 0.0), b.get(f, 0.0)) for f in a.keys() | b.keys()}.get
+
+    def decisions(self, grams: Collection[str], fixed: Sequence[str]) -> complex:
+        get = self.get
+        z = self.bias + sum(map(get, fixed, _COMPLEX_ZEROS), 0j)
+        if grams:
+            z += sum(map(get, grams, _COMPLEX_ZEROS), 0j) / math.sqrt(len(grams))
+        return z
+
+
+_COMPLEX_ZEROS = repeat(0j)
+
+
 class Calibration:
     """A monotone map from a head's decision value to P(refusal), fitted on
     verdicts of sources the head never saw (leave-one-source-out), as a table
@@ -134,6 +158,11 @@ class VerdictModel:
     transfer_k: float = 0.6
     """How much of the verdicts' expected error the score's interval adds for unseen models (`scoring`)."""
     meta: Mapping = field(default_factory=dict)
+    quick_kind: PairedHeads = field(init=False, repr=False, compare=False)
+    """`quick` and `kind` scored in one pass (`classify`'s hot path)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "quick_kind", PairedHeads(self.quick, self.kind))
 
     @classmethod
     def from_json(cls, data: Mapping) -> VerdictModel:

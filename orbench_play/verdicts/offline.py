@@ -86,19 +86,19 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
     if len(text) <= BARE_REFUSAL_MAX and _BARE_REFUSAL.fullmatch(normalise(text)):
         return Verdict("direct_refusal", "phrases", final, "a bare refusal sentence", BARE, 0.5 + BARE / 2, True)
     grams_view, fixed, head = opening_features(text)
-    p = model.quick_calibration(model.quick.decision(grams_view, fixed))
+    fixed += evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=final)
+    both = model.quick_kind.decisions(grams_view, fixed)
+    p = model.quick_calibration(both.real)
     low, high = model.gate
-    cheap = evidence.cheap_readings(text, fixed, grams_view, head, final=final)
     read = ""
     if low < p < high:
-        reading = evidence.read_of(text, prompt)
-        shape = evidence.shape_readings(text, prompt, fixed, reading, final=final)
-        p = model.full_calibration(model.full.decision(grams_view, fixed + cheap + shape))
+        shape = evidence.shape_readings(evidence.read_of(text, prompt))
+        p = model.full_calibration(model.full.decision(grams_view, fixed + shape))
         read = "; read in full"
     if p < 0.5:
         label = "direct_answer"
     else:
-        indirect = model.kind.decision(grams_view, fixed + cheap) > 0
+        indirect = both.imag > 0
         label = "indirect_refusal" if indirect else "direct_refusal"
     confidence = round(abs(2 * p - 1), 3)
     return Verdict(
