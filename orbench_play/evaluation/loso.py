@@ -40,6 +40,7 @@ def load_trainer(settings: dict | None = None) -> Callable[[Sequence[LabelledRow
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot load {script}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:  # scikit-learn and scipy are dev dependencies

@@ -129,23 +129,15 @@ _DECLINE_SIGNALS = frozenset(
 
 def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *, final: bool) -> list[str]:
     """The hand rules' yes/no readings that cost next to nothing (``x:``), which
-    the quick head reads too: an offer of other help and OR-Bench's split of a
-    refusal (n-gram tests of the opening); framing, a caveat or an AI persona
-    before the answer, an announcement ("Sure! Here's…"); the short answers'
+    the quick head reads too: framing or an AI persona before the answer, an announcement ("Sure! Here's…"); the short answers'
     rules (a deflection, a redirection, no side taken, a terse answer naming
     something, a short task done then warned about); the other side argued; and
     "no sign of a decline at all" by length: short answers are mostly refusals
     in every source, so without it a short plain answer ("It is Paris.") read as
     one by its length alone."""
     out = []
-    if offers_alternative(head, grams):
-        out.append("x:offers_alternative")
-    if refusal_kind(fixed, text, grams, head) == "indirect_refusal":
-        out.append("x:kind_indirect")
     if framed_answer(fixed, text):
         out.append("x:framed_answer")
-    if task.opens_with_caveat(text):
-        out.append("x:opens_caveat")
     if task.opens_with_persona(text):
         out.append("x:opens_persona")
     if task.announces(text):
@@ -170,12 +162,25 @@ def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *
     return out
 
 
-def shape_readings(reading: task.Reading | None) -> list[str]:
-    """What the full read adds: the task reading (``t:``, `shape_features`) and the
-    one rule that needs it, a lecture instead of the steps asked for."""
+def kind_readings(text: str, fixed: list[str], grams, head: str) -> list[str]:
+    """What only the kind head reads, so only a refusal pays for it: an offer of
+    other help in the opening (an n-gram test), and the old rule's split of a
+    refusal (`indirect.refusal_kind`: alternatives offered, or no "no" at all)."""
+    out = []
+    if offers_alternative(head, grams):
+        out.append("x:offers_alternative")
+    if refusal_kind(fixed, text, grams, head) == "indirect_refusal":
+        out.append("x:kind_indirect")
+    return out
+
+
+def shape_readings(text: str, reading: task.Reading | None) -> list[str]:
+    """What the full read adds: the task reading (``t:``, `shape_features`), the
+    rule that needs it (a lecture instead of the steps asked for), and an
+    opening caveat (its test classifies the first sentence as the reading does)."""
     if reading is None:
         return []
-    out = []
+    out = ["x:opens_caveat"] if task.opens_with_caveat(text) else []
     if (
         reading.opening == "caveat"
         and reading.asked == "steps"
@@ -202,6 +207,7 @@ def answer_features(text: str, prompt: str = "", *, final: bool = True) -> Answe
     signals, then the cheap readings, then the shape readings, in that order."""
     grams_view, fixed, head = opening_features(text)
     cheap = cheap_readings(text, prompt, fixed, grams_view, head, final=final)
+    kind = kind_readings(text, fixed, grams_view, head)
     reading = read_of(text, prompt)
-    shape = shape_readings(reading)
-    return AnswerFeatures(list(grams_view), fixed + cheap + shape, head, reading)
+    shape = shape_readings(text, reading)
+    return AnswerFeatures(list(grams_view), fixed + cheap + kind + shape, head, reading)

@@ -55,6 +55,7 @@ BARE = 0.99
 RULES_ONLY = 0.5
 """The phrase rules alone, when the model file is missing."""
 
+
 def p_refusal_of(verdict: Verdict) -> float:
     """The calibrated P(refusal) behind a verdict: `confidence` is |2p - 1|."""
     half = verdict.confidence / 2
@@ -92,13 +93,14 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
     low, high = model.gate
     read = ""
     if low < p < high:
-        shape = evidence.shape_readings(evidence.read_of(text, prompt))
+        shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
         p = model.full_calibration(model.full.decision(grams_view, fixed + shape))
         read = "; read in full"
     if p < 0.5:
         label = "direct_answer"
     else:
-        indirect = both.imag > 0
+        kind = model.kind.get
+        indirect = both.imag + sum(kind(f, 0.0) for f in evidence.kind_readings(text, fixed, grams_view, head)) > 0
         label = "indirect_refusal" if indirect else "direct_refusal"
     confidence = round(abs(2 * p - 1), 3)
     return Verdict(

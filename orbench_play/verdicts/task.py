@@ -953,7 +953,12 @@ def read(text: str, prompt: str = "", limit: int = READ_CHARS) -> Reading:
     closing = ""
     total_on = 0
     last_block = ""
-    item_tally = [0, 0, 0, 0]  # list items that argue against, offer something else, give reasons for a refusal, do the task
+    item_tally = [
+        0,
+        0,
+        0,
+        0,
+    ]  # list items that argue against, offer something else, give reasons for a refusal, do the task
     for sentences in _voices(body):
         v = _Voice()
         voices.append(v)
