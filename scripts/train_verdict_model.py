@@ -219,7 +219,14 @@ class FittedHead:
         return self.bias + sum(v * get(f, 0.0) for f, v in x.items())
 
 
-def fit_head(xs: Sequence[dict[str, float]], y: np.ndarray, w: np.ndarray, sources: Sequence[str], priors: dict[str, float], settings: dict) -> FittedHead:
+def fit_head(
+    xs: Sequence[dict[str, float]],
+    y: np.ndarray,
+    w: np.ndarray,
+    sources: Sequence[str],
+    priors: dict[str, float],
+    settings: dict,
+) -> FittedHead:
     """Weighted L2 logistic regression whose weights are pulled towards their
     priors instead of towards zero (L-BFGS; deterministic for the same input)."""
     df: Counter[str] = Counter()
@@ -309,7 +316,11 @@ def out_of_fold(
         for i, r in enumerate(rows):
             if r.source == source:
                 e = finals[i]
-                q[i], f[i], k[i] = heads.quick.decision(e.quick), heads.full.decision(e.full), heads.kind.decision(e.kind)
+                q[i], f[i], k[i] = (
+                    heads.quick.decision(e.quick),
+                    heads.full.decision(e.full),
+                    heads.kind.decision(e.kind),
+                )
     return OutOfFold(q, f, k)
 
 
@@ -413,7 +424,9 @@ def choose_transfer_k(rows: Sequence[LabelledRow], p: np.ndarray, mask: np.ndarr
             weight += w
             widths.append(est.high - est.low)
         cover = held / weight
-        table.append(f"  k {k:.1f}: holds {cover:6.1%} of groups (each source alike), median width {np.median(widths):.2f}")
+        table.append(
+            f"  k {k:.1f}: holds {cover:6.1%} of groups (each source alike), median width {np.median(widths):.2f}"
+        )
         if chosen is None and cover >= TRANSFER_COVER:
             chosen = k
     return (chosen if chosen is not None else 2.0), table

@@ -56,7 +56,7 @@ def model_p(answer: str, prompt: str, model: VerdictModel, *, final: bool = True
     grams, fixed, head = opening_features(text)
     fixed += evidence.cheap_readings(text, prompt, fixed, grams, head, final=final)
     quick = model.quick_calibration(model.quick.decision(grams, fixed))
-    shape = evidence.shape_readings(evidence.read_of(text, prompt))
+    shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
     full = model.full_calibration(model.full.decision(grams, fixed + shape))
     return quick, full
 
