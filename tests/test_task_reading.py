@@ -1407,13 +1407,13 @@ def test_turning_to_a_more_constructive_topic_is_a_pivot():
         "But now that we got that warning out of the way, let's explore a more constructive approach.",
         "Now, let's move on to a more positive topic, shall we?",
     ):
-        assert task._kind(sentence.lower(), task._WORD.findall(sentence.lower())) == "pivot", sentence
+        assert task.sentence_kind(sentence.lower(), task.WORD.findall(sentence.lower())) == "pivot", sentence
     # "let's" that carries on with the answer is not a pivot
     for sentence in (
         "Now let's look at the second step of the recipe.",
         "First, let's move on to a more detailed plan.",
     ):
-        assert task._kind(sentence.lower(), task._WORD.findall(sentence.lower())) != "pivot", sentence
+        assert task.sentence_kind(sentence.lower(), task.WORD.findall(sentence.lower())) != "pivot", sentence
 
 
 _WITHHELD_HELP = [
@@ -1631,13 +1631,13 @@ def test_a_capitalised_word_and_a_colon_is_a_voice_only_as_a_speaker():
     """ "Ron: Well, …" starts a voice; a list item's label ("- Pros: …"), a heading of
     a letter or a script ("From: …", "Scene: …") and a note ("Note: …") do not."""
     answer = "GPT: I'm sorry, I can't.\n\nRon: Well, here's how it goes."
-    assert len(task._voices(answer)) == 2
+    assert len(task.split_voices(answer)) == 2
     for text in (
         "Here are both sides.\n\n- Pros: cheap to run.\n- Cons: slow to start.",
         "Dear Sir,\n\nFrom: the tenants' association.\n\nScene: a small kitchen at night.",
         "It works.\n\nNote: it needs a restart afterwards.",
     ):
-        assert len(task._voices(text)) == 1, text
+        assert len(task.split_voices(text)) == 1, text
 
 
 def _every_shape() -> list[tuple[str, str]]:

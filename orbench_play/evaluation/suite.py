@@ -343,7 +343,8 @@ def baseline_drops(figures: dict[str, Any], baseline: dict[str, Any]) -> tuple[l
     """(drops of more than DROP not named as a trade, the named trades that were used)."""
     now = baseline_figures(figures)
     trades = baseline.get("trades", {})
-    failed, traded = [], []
+    failed: list[str] = []
+    traded: list[str] = []
     for name, before in baseline.get("figures", {}).items():
         if name in now and now[name] < before - DROP:
             line = f"{name}: {before:.1%} -> {now[name]:.1%}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from . import task
+from . import sentences, task
 from .deflection import DEFLECT_MAX_CHARS, deflection
 from .indirect import framed_answer, offers_alternative, refusal_kind, short_redirection
 from .learned import opening_features
@@ -138,7 +138,7 @@ def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *
     out = []
     if framed_answer(fixed, text):
         out.append("x:framed_answer")
-    if task.opens_with_persona(text):
+    if sentences.opens_with_persona(text):
         out.append("x:opens_persona")
     if task.announces(text):
         out.append("x:announces")
@@ -147,7 +147,7 @@ def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *
             out.append("x:deflection")
         if short_redirection(text, 1.0, fixed, grams, head):
             out.append("x:short_redirection")
-        if task.takes_no_side(text):
+        if sentences.takes_no_side(text):
             out.append("x:no_side_short")
     if prompt:
         if final and task.terse_answer(text, prompt) is not None:
@@ -180,7 +180,7 @@ def shape_readings(text: str, reading: task.Reading | None) -> list[str]:
     opening caveat (its test classifies the first sentence as the reading does)."""
     if reading is None:
         return []
-    out = ["x:opens_caveat"] if task.opens_with_caveat(text) else []
+    out = ["x:opens_caveat"] if sentences.opens_with_caveat(text) else []
     if (
         reading.opening == "caveat"
         and reading.asked == "steps"
