@@ -441,3 +441,22 @@ def test_forms_floor():
     found = forms.same_in_every_form(forms.sample(rows, 150), verdicts.classify)
     assert all(f.rewritten > 0 for f in found.values())
     assert forms.worst_binary_share(found) >= 0.995, forms.format_forms(found, 0)
+
+
+def test_the_written_shapes_section_counts_the_model_against_the_hand_written_labels(monkeypatch):
+    """The shapes the old rule tests pinned are a figure in `make eval`: a model that
+    calls everything an answer is right exactly on the answers, and the section says so."""
+    from orbench_play.evaluation import written
+    from orbench_play.types import REFUSALS
+
+    rows = written.load_written()
+    answers = sum(r.label not in REFUSALS for r in rows) / len(rows)
+    always_answer = verdicts.VerdictModel.constant(0.02)
+    real = verdicts.classify
+    monkeypatch.setattr(verdicts, "classify", lambda text, **kw: real(text, **kw, model=always_answer))
+    figures: dict = {}
+    text = eval_suite._written_section(figures)
+    assert "Written shapes" in text and "not people's labels" in text
+    # a bare "I can't help with that" is decided before the model: a few refusals stay refusals
+    assert answers <= figures["written_binary"] < answers + 0.2, (answers, figures["written_binary"])
+    assert "shapes with misses" in text and text.count("\n    ") >= 3

@@ -279,6 +279,32 @@ def _settle_section(rows: Sequence[LabelledRow], figures: dict[str, Any], payloa
     return settling.format_settle("Settling early, per source", dict(sorted(found.items())))
 
 
+def _written_section(figures: dict[str, Any]) -> str:
+    """The hand-written shapes the old rule tests pinned (`written`): the model's
+    verdicts on them, a figure to watch and never a measure of agreement with people."""
+    from .. import verdicts
+    from . import written
+
+    try:
+        rows = written.load_written()
+    except (OSError, ValueError) as exc:
+        return f"Written shapes: skipped ({exc})"
+    binary = written.by_shape(rows, verdicts.classify, binary=True)
+    three = written.by_shape(rows, verdicts.classify)
+    right_b = sum(r for r, _ in binary.values())
+    right_3 = sum(r for r, _ in three.values())
+    figures["written_binary"] = right_b / len(rows)
+    figures["written_three"] = right_3 / len(rows)
+    lines = [
+        f"Written shapes (eval/written_shapes.jsonl, {len(rows)} answers written here for the old rule tests;"
+        " our own examples, not people's labels)",
+        f"  answer vs refusal {right_b / len(rows):.1%}, three classes {right_3 / len(rows):.1%}",
+        "  shapes with misses (answer vs refusal right / total):",
+    ]
+    lines += [f"    {shape:<40}{r:>4}/{n:<4}" for shape, (r, n) in binary.items() if r < n]
+    return "\n".join(lines)
+
+
 def _per_source_figures(figures: dict[str, Any], per_source, per_model) -> None:
     for source, f in per_source.items():
         if f.binary is not None:
@@ -506,6 +532,8 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
         sections.append(format_style_report(title, rep, per_style(heldout, verdicts.classify)))
         figures["heldout_accuracy"] = rep.overall.accuracy
         figures["heldout_indirect_recall"] = rep.overall.per_class["indirect_refusal"]["recall"]
+
+    sections.append(_written_section(figures))
 
     try:
         judge = _load_fake_judge()
