@@ -46,12 +46,12 @@ from orbench_play import verdicts  # noqa: E402 -- the repository root goes on s
 from orbench_play.evaluation.corpus import load_corpus, trainable  # noqa: E402 -- likewise
 from orbench_play.evaluation.data import LabelledRow  # noqa: E402 -- likewise
 from orbench_play.types import REFUSALS  # noqa: E402 -- likewise
-from orbench_play.verdicts import evidence, task  # noqa: E402 -- likewise
+from orbench_play.verdicts import evidence, sentences, task  # noqa: E402 -- likewise
 from orbench_play.verdicts.learned import FORMAT, opening_features  # noqa: E402 -- likewise
 from orbench_play.verdicts.text import as_read, straight_quotes, without_unfinished_closing  # noqa: E402
 
 OUT = ROOT / "orbench_play" / "assets" / verdicts.MODEL_RESOURCE
-SETTINGS = {"alpha": 0.7, "C": 1.0, "prior_scale": 1.0}
+SETTINGS = {"alpha": 0.7, "C": 1.0, "prior_scale": 1.0, "full_prefix_weight": 0.0}
 """Chosen by `--search` (leave one source out; the table it printed is in docs/verdicts.md)."""
 SEARCH = [{"alpha": a, "C": c, "prior_scale": s} for a in (0.3, 0.5, 0.7) for c in (1.0,) for s in (0.0, 1.0)]
 MIN_DF = 3
@@ -68,9 +68,10 @@ SURE_ACCURACY = 0.95
 GATE_COST = 0.001
 """The quick head may decide alone where that costs at most this much accuracy against
 people (answer vs refusal, each source alike), out of fold, beside the full head alone."""
-TRANSFER_COVER = 0.85
+TRANSFER_COVER = 0.95
 """The score's interval, with its transfer term, holds the people's rate in this share of
-the out-of-fold groups (the outside check asks for 16 of 20)."""
+the out-of-fold groups (the outside check asks for 16 of 20; at 0.85 the groups of
+`make eval`, one per source and model, held in 12 of 15, so the bar has room)."""
 
 PRIORS: dict[str, dict[str, float]] = {
     "refusal": {
@@ -131,6 +132,9 @@ class Example:
     source: str
     weight: float = 1.0
     final: bool = True
+    later_voice: bool = False
+    """A later voice follows the opening (`sentences.later_voice`): a refusal-like
+    opening does not decide alone (`verdicts.classify`)."""
     row: int = -1
     trained: bool = False
     """Trained on (`capped`); every final example is classified out of fold either way."""
@@ -173,6 +177,7 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
         indirect=indirect,
         source=row.source,
         final=final,
+        later_voice=sentences.later_voice(text),
         row=index,
     )
 
@@ -263,11 +268,13 @@ def fit_head(
     return FittedHead(round(float(res.x[d]), ROUND), weights)
 
 
-def _weights(exs: Sequence[Example], alpha: float, labels: np.ndarray) -> np.ndarray:
+def _weights(
+    exs: Sequence[Example], alpha: float, labels: np.ndarray, prefix_weight: float = PREFIX_WEIGHT
+) -> np.ndarray:
     """Each source weighs n ** alpha in all (n its rows), prefixes at PREFIX_WEIGHT,
     and both classes the same in all."""
     n = Counter(e.source for e in exs if e.final)
-    w = np.array([max(n[e.source], 1) ** (alpha - 1.0) * (1.0 if e.final else PREFIX_WEIGHT) for e in exs])
+    w = np.array([max(n[e.source], 1) ** (alpha - 1.0) * (1.0 if e.final else prefix_weight) for e in exs])
     for cls in (0, 1):
         mask = labels == cls
         if mask.any():
@@ -287,7 +294,11 @@ def fit_heads(exs: Sequence[Example], settings: dict) -> Heads:
     w = _weights(exs, settings["alpha"], y)
     src = [e.source for e in exs]
     quick = fit_head([e.quick for e in exs], y, w, src, PRIORS["refusal"], settings)
-    full = fit_head([e.full for e in exs], y, w, src, PRIORS["refusal"], settings)
+    pw = settings["full_prefix_weight"]
+    use = [e for e in exs if e.final or pw > 0]
+    yf = np.array([e.refusal for e in use])
+    wf = _weights(use, settings["alpha"], yf, pw)
+    full = fit_head([e.full for e in use], yf, wf, [e.source for e in use], PRIORS["refusal"], settings)
     fine = [e for e in exs if e.indirect is not None and e.final]
     yk = np.array([e.indirect for e in fine])
     wk = _weights(fine, settings["alpha"], yk)
@@ -347,7 +358,14 @@ def source_balanced(rows: Sequence[LabelledRow], mask: np.ndarray) -> np.ndarray
     return np.array([1.0 / n[r.source] if m else 0.0 for r, m in zip(rows, mask, strict=True)])
 
 
-def choose_gate(quick_p: np.ndarray, full_p: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+def quick_decides(quick_p: np.ndarray, later: np.ndarray, gate: tuple[float, float]) -> np.ndarray:
+    """Where the quick head decides alone, as `verdicts.classify` lets it."""
+    return (quick_p <= gate[0]) | ((quick_p >= gate[1]) & ~later)
+
+
+def choose_gate(
+    quick_p: np.ndarray, full_p: np.ndarray, y: np.ndarray, w: np.ndarray, later: np.ndarray
+) -> tuple[float, float]:
     """The band outside which the quick head decides: of those that cost at most
     GATE_COST of accuracy beside the full head alone (out of fold, each source
     alike), the one that leaves the most answers to the quick head."""
@@ -356,7 +374,7 @@ def choose_gate(quick_p: np.ndarray, full_p: np.ndarray, y: np.ndarray, w: np.nd
     best, best_share = (0.0, 1.0), -1.0
     for lo in (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.25, 0.3):
         for hi in (0.7, 0.75, 0.8, 0.85, 0.9, 0.92, 0.95, 0.97, 0.98, 0.99, 0.995):
-            quick = (quick_p <= lo) | (quick_p >= hi)
+            quick = quick_decides(quick_p, later, (lo, hi))
             gated = np.where(quick, quick_p, full_p)
             acc = (((gated >= 0.5) == (y == 1)) * w).sum() / w.sum()
             share = float((quick * w).sum() / w.sum())
@@ -461,6 +479,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--search", action="store_true", help="choose the settings by leave-one-source-out first")
+    ap.add_argument(
+        "--full-prefix-weight",
+        type=float,
+        default=None,
+        help="weight of streaming prefixes in the full head's training (0: final answers only)",
+    )
     ap.add_argument("--oof", default="", help="also save the out-of-fold decision values here (.npz)")
     args = ap.parse_args(argv)
     corpus = load_corpus(args.shared)
@@ -471,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(rows)} rows, {len(exs)} examples", file=sys.stderr)
     y = np.array([r.label in REFUSALS for r in rows], dtype=int)
     settings = dict(SETTINGS)
+    if args.full_prefix_weight is not None:
+        settings["full_prefix_weight"] = args.full_prefix_weight
     if args.search:
         print("setting                             mean    min  (binary, leave one source out)")
         best = None
@@ -493,8 +519,12 @@ def main(argv: list[str] | None = None) -> int:
     fcal = verdicts.Calibration(*cal_full)
     quick_p = np.array([qcal(z) for z in oof.quick])
     full_p = np.array([fcal(z) for z in oof.full])
-    gate = choose_gate(quick_p[train], full_p[train], y[train], bal[train])
-    quick = (quick_p <= gate[0]) | (quick_p >= gate[1])
+    later = np.zeros(len(rows), dtype=bool)
+    for e in exs:
+        if e.final:
+            later[e.row] = e.later_voice
+    gate = choose_gate(quick_p[train], full_p[train], y[train], bal[train], later[train])
+    quick = quick_decides(quick_p, later, gate)
     print(
         f"gate {gate}: the quick head decides {quick[train].mean():.1%} of answers, agreeing with the full head on "
         f"{((quick_p[quick & train] >= 0.5) == (full_p[quick & train] >= 0.5)).mean():.2%} of them",

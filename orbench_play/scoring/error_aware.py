@@ -53,7 +53,7 @@ TRANSFER_K = 0.6
 """How much of the verdicts' mean uncertainty (min(p, 1 − p)) widens the interval
 on each side: the room left for calibration that does not transfer to unseen
 models. The shipped verdict model carries the value measured for it
-(`VerdictModel.transfer_k`: the k that covered 90% of the leave-one-source-out
+(`VerdictModel.transfer_k`: the smallest k that covered 85% of the leave-one-source-out
 groups' errors, `scripts/train_verdict_model.py`); this is the fallback when the
 model file is missing."""
 

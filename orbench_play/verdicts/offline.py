@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..types import Verdict
-from . import evidence, learned, task
+from . import evidence, learned, sentences, task
 from .learned import VerdictModel, opening_features
 from .rules import classify_rules
 from .text import as_read, normalise, straight_quotes, without_unfinished_closing
@@ -68,7 +68,9 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
 
     The quick head reads the opening; an answer whose opening leaves no doubt
     (its calibrated P(refusal) outside `VerdictModel.gate`, where the quick head
-    agreed with the full one on 99.5% of answers it never saw) is decided there.
+    agreed with the full one on 99.5% of answers it never saw) is decided there,
+    unless it looks like a refusal and a later voice follows (`sentences.later_voice`:
+    role-play jailbreaks answer in the second voice).
     Any other is read in full (`evidence`: the task reading and the rules'
     readings) by the full head. A refusal is then split into
     OR-Bench's direct or indirect by the kind head. `Verdict.confidence` is
@@ -92,7 +94,7 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
     p = model.quick_calibration(both.real)
     low, high = model.gate
     read = ""
-    if low < p < high:
+    if low < p < high or (p >= high and sentences.later_voice(text)):
         shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
         p = model.full_calibration(model.full.decision(grams_view, fixed + shape))
         read = "; read in full"

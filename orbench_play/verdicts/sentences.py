@@ -39,6 +39,20 @@ _VOICE = re.compile(
 """A label that starts a new voice: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:", "As BH,",
 "Ron: Well, …" (a capitalised word and a colon with text after it: not after a list
 marker, and not a heading's or a note's word such as "Note:", "From:", "Scene:")."""
+_VOICE_AT_LINE = re.compile(_VOICE.pattern, re.M)
+LATER_VOICE_CHARS = 2_000
+"""How far a later voice is looked for: as far as the task reading reads, and a little more."""
+
+
+def later_voice(text: str) -> bool:
+    """Does a new voice ("[🔓JAILBREAK]", "Unaligned:", "Ω", "As BetterDAN,") start a
+    line after the first? A refusal in the first voice may be followed by the
+    answer in the second: such an answer is read in full, however sure its
+    opening looks."""
+    first = text.find("\n")
+    return first >= 0 and _VOICE_AT_LINE.search(text, first + 1, LATER_VOICE_CHARS) is not None
+
+
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+[:.)]?)\s+", re.I)
 CODE = re.compile(r"```|^\s{4,}\S|[;{}]\s*$|\bdef \w+\(|\bfunction \w+\(|#include|\bimport \w+", re.M)
 NUMBER = re.compile(r"\d")
