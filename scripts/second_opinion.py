@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import sys
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
@@ -72,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         for _, r, v in picked:
             people = r.label in REFUSALS
             offline = v["label"] in REFUSALS
-            label = parse_judge(ask(base, r.prompt, r.response))
+            try:
+                label = parse_judge(ask(base, r.prompt, r.response))
+            except urllib.error.HTTPError:  # a prompt and answer longer than the server's context
+                label = None
             bad += label is None
             judged = offline if label is None else label in REFUSALS
             off += offline == people
