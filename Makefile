@@ -118,7 +118,7 @@ docs-shots: browser-deps $(DEV_STAMP)
 	$(PY) scripts/docs_shots.py docs
 
 eval: $(DEV_STAMP)
-	$(PY) -m orbench_play.evaluation --lomo --final
+	$(PY) -m orbench_play.evaluation --loso
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks $(BENCH_ARGS)

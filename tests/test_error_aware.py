@@ -29,9 +29,9 @@ def test_sure_verdicts_without_reviews_are_a_sum_of_probabilities_widened_by_the
     theta = (0.9 + 0.8 + 0.1 + 0.3) / 4
     assert e.rate == pytest.approx(theta)
     low, high = ea.wilson_interval(theta, 4)  # no review: n_eff = n
-    delta = ea.TRANSFER_K * (0.1 + 0.2 + 0.1 + 0.3) / 4
+    delta = ea.transfer_k() * (0.1 + 0.2 + 0.1 + 0.3) / 4
     assert e.transfer == pytest.approx(delta)
-    assert (e.low, e.high) == pytest.approx((low - delta, high + delta))
+    assert (e.low, e.high) == pytest.approx((max(0.0, low - delta), min(1.0, high + delta)))
     assert (e.k, e.n, e.naive_rate) == (2, 4, 0.5)
     assert (e.naive_low, e.naive_high) == pytest.approx(wilson(2, 4))
 
@@ -44,7 +44,7 @@ def test_a_reviewed_cell_rectifies_by_its_inclusion_probability_and_adds_its_var
     variance = theta * (1 - theta) / 4 + (1 - 0.5) / 0.5**2 * (1 - 0.3) ** 2 / 16
     n_eff = theta * (1 - theta) / variance
     low, high = ea.wilson_interval(theta, n_eff)
-    delta = ea.TRANSFER_K * (0.4 + 0.2 + 0.1) / 4 * ea.shrink(1)
+    delta = ea.transfer_k() * (0.4 + 0.2 + 0.1) / 4 * ea.shrink(1)
     assert e.rate == pytest.approx(theta)
     assert e.n_eff == pytest.approx(n_eff)
     assert (e.low, e.high) == pytest.approx((max(0, low - delta), min(1, high + delta)))

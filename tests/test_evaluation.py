@@ -17,8 +17,9 @@ from orbench_play.types import Verdict
 
 XSTEST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xstest" / "completions"
 EXTERNAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled_answers"
-HELDOUT = eval_suite.STYLE_HELDOUT
-DEV = eval_suite.STYLE_DEV
+HELDOUT = Path(__file__).resolve().parents[1] / "eval" / "orbench_style_heldout.jsonl"
+DEV = Path(__file__).resolve().parents[1] / "eval" / "orbench_style_dev.jsonl"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def test_metrics_on_hand_made_set():
@@ -123,15 +124,11 @@ def test_jsonl_sets_load_with_style_and_source():
 
 
 def test_cli_missing_xstest_is_one_line_exit_2_and_still_reports_the_orbench_sets(tmp_path, capsys):
-    """A fresh clone without ../shared: the OR-Bench-style part runs, then one
-    line says what is missing and where to get it (issue 11, item 5). Without ../shared the
-    other projects' answers are missing too (the subprocess test below keeps them: its run
-    reads them with XSTest missing)."""
-    nope = str(tmp_path / "nope")
-    assert ev.main(["--data", nope, "--external", nope, "--no-timing"]) == 2
+    """A fresh clone without ../shared: the OR-Bench-style sets still run, then one
+    line says what is missing and where to get it (issue 11, item 5)."""
+    assert ev.main(["--shared", str(tmp_path / "nope"), "--no-timing", "--no-streaming"]) == 2
     out, err = capsys.readouterr()
-    assert "HELD-OUT" in out and "Targets" in out
-    assert "Other projects' labelled answers: not found" in out and "skipped" in out
+    assert "HELD-OUT" in out and "Targets" in out and "Not found (left out)" in out
     assert err.count("\n") == 1 and "not found" in err and "exaggerated-safety" in err
 
 
@@ -140,26 +137,26 @@ def test_cli_missing_xstest_without_a_traceback(tmp_path):
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-m", "orbench_play.evaluation", "--data", str(tmp_path / "nope"), "--no-timing"],
+        [sys.executable, "-m", "orbench_play.evaluation", "--shared", str(tmp_path / "nope"), "--no-timing",
+         "--no-streaming"],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-    )
+    )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_xstest_agreement_floor():
-    """Regression floor: measured 98.1% (classifier, in-sample; per model 99.8 /
-    97.6 / 97.8%) and 93.6% (rules); the floors sit a little lower. The
-    classifier's honest, unseen-model figure is the leave-one-model-out one
-    (test_lomo_floor and docs/verdicts.md)."""
+    """Regression floor of the shipped model on XSTest, in sample (measured 97.3%
+    binary; provisional from 100 characters 95%); the figure that predicts an
+    unseen model is leave-one-source-out (`test_leave_one_source_out_floor`, `make eval`)."""
     rows = load_rows([XSTEST])
     assert len(rows) == 1350
     rep = evaluate(rows, verdicts.classify, timing=False)
-    assert rep.overall.binary_agreement >= 0.975
-    assert min(m.binary_agreement for m in rep.per_source.values()) >= 0.97
-    assert rep.provisional_agreement >= 0.965
+    assert rep.overall.binary_agreement >= 0.955
+    assert min(m.binary_agreement for m in rep.per_source.values()) >= 0.94
+    assert rep.provisional_agreement >= 0.92
     rules = evaluate(rows, verdicts.classify_rules, timing=False, provisional=False)
     assert rules.overall.binary_agreement >= 0.92
     base = evaluate(rows, verdicts.baseline_start_match, timing=False, provisional=False)
@@ -191,56 +188,95 @@ def test_throughput_is_the_fastest_pass_with_the_median_beside_it():
     assert "floor, the start match, timed pass for pass beside it" in floored.format()
 
 
-def test_lomo_floor():
-    """Leave-one-model-out, the figure that predicts an unseen model (the
-    OR-Bench-style dev set is in every fold's training): measured 95.1 / 95.1 /
-    92.7% binary and macro-F1 0.66 / 0.43 / 0.58 (gpt4 / llama2new /
-    mistralinstruct; the 3-class figure counts XSTest's own classes, see
-    docs/verdicts.md). Floors about half a point (binary) and 0.03 (F1) lower."""
-    rows = load_rows([XSTEST])
-    rep = lomo_report(rows, eval_suite._load_fit_fn(), in_sample=False, always_train=load_rows([DEV]))
-    floors = {"gpt4": (0.945, 0.62), "llama2new": (0.945, 0.40), "mistralinstruct": (0.92, 0.55)}
-    for src, (binary, f1) in floors.items():
-        assert rep.folds[src].binary_agreement >= binary, src
-        assert rep.folds[src].macro_f1 >= f1, src
+def test_leave_one_source_out_floor():
+    """One fold of `make eval`'s leave-one-source-out figures, fitted for real by
+    the training script's `Trainer`: JailbreakBench's answers classified by heads
+    that never saw them (measured 95.4%; the floor sits two points lower)."""
+    from orbench_play.evaluation import corpus, loso
+
+    rows = [r for r in corpus.load_corpus(SHARED).rows if r.source in ("jbb", "gpt4", "llama2new", "orbench-dev")]
+    trainer = loso.load_trainer()(rows)
+    model = trainer.model_without(lambda r: r.source == "jbb")
+    held = [r for r in rows if r.source == "jbb" and r.clear]
+    preds = [verdicts.classify(r.response, prompt=r.prompt, model=model).label for r in held]
+    f = sources.figures(held, preds)
+    assert f.binary >= 0.93, f.binary
 
 
-def test_cli_json_output(tmp_path, capsys, monkeypatch):
-    # the forms section's own floor is `test_forms_floor`: a few answers a source will do here
-    monkeypatch.setattr(eval_suite, "FORMS_PER_SOURCE", 20)
-    # ...and the streaming section's is `test_streaming_floor`: word by word over all 1,350
-    # XSTest answers and the held-out set, five times over, was 12 of this test's 20 s of CPU
-    streaming = eval_suite.streaming_agreement
-    monkeypatch.setattr(eval_suite, "streaming_agreement", lambda rows, *a, **k: streaming(rows[:40], *a, **k))
+def test_leave_one_out_classifies_every_row_by_a_fold_that_never_saw_it():
+    from orbench_play.evaluation import loso
+
+    rows = [
+        LabelledRow("p", "x", "direct_answer", src, row_id=str(i), model=model)
+        for i, (src, model) in enumerate([("a", "m1"), ("a", "m2"), ("b", "m2"), ("c", "m3")] * 20)
+    ]
+    left_out: list[set[str]] = []
+
+    class Trainer:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def model_without(self, leave_out):
+            left_out.append({r.source + "/" + r.model for r in self.rows if leave_out(r)})
+            return len(left_out)
+
+    def classify(text, *, prompt, model):
+        return Verdict("direct_answer", "classifier", rationale=str(model))
+
+    done = loso.leave_one_out(rows, Trainer, classify=classify)
+    assert left_out[:3] == [{"a/m1", "a/m2"}, {"b/m2"}, {"c/m3"}]
+    assert left_out[3:] == [{"a/m2", "b/m2"}]  # m2 spans two sources: a fold of its own
+    assert done.model_folds == ["m2"]
+    assert all(v.rationale == "1" for v, r in zip(done.by_source, rows, strict=True) if r.source == "a")
+    assert {done.for_model(i).rationale for i, r in enumerate(rows) if r.model == "m2"} == {"4"}
+
+
+def test_cli_json_output(tmp_path, capsys):
     out = tmp_path / "r.json"
-    assert ev.main(["--data", str(XSTEST), "--config", "phrases", "--no-timing", "--json", str(out)]) == 0
+    code = ev.main(["--shared", str(SHARED), "--sources", "gpt4,orbench-heldout", "--no-timing", "--no-streaming",
+                    "--json", str(out)])  # fmt: skip
+    assert code == 0
     printed = capsys.readouterr().out
-    assert "Verdicts vs human labels: phrases" in printed
+    assert "Every source (the shipped model: in sample)" in printed and "How sure the verdicts are" in printed
     data = json.loads(out.read_text())
-    assert data["rows"] == 1350
-    assert set(data["reports"][0]["per_source"]) == {"gpt4", "llama2new", "mistralinstruct"}
-    assert data["streaming"]["XSTest answers"]["answers"] == 40  # the section is there, over its few answers
+    assert data["rows"] == 650 and set(data["per_source"]) == {"gpt4", "orbench-heldout"}
+    assert {r["source"] for r in data["in_sample"]} == {"gpt4", "orbench-heldout"}
+    assert 0.9 <= data["figures"]["source_binary"]["gpt4"] <= 1.0
+
+
+def test_an_unknown_source_is_one_line_and_exit_2(capsys):
+    assert ev.main(["--shared", str(SHARED), "--sources", "nope", "--no-timing", "--no-streaming"]) == 2
+    assert "unknown source" in capsys.readouterr().err
+
+
+def test_a_drop_against_the_baseline_fails_unless_the_trade_is_named():
+    figures = {"source_binary": {"a": 0.90, "b": 0.95}, "model_binary": {"m": 0.91}}
+    base = {"figures": {"source a": 0.92, "source b": 0.951, "model m": 0.90}}
+    failed, traded = eval_suite.baseline_drops(figures, base)
+    assert [line.split(":")[0] for line in failed] == ["source a"] and not traded
+    failed, traded = eval_suite.baseline_drops(
+        figures, {**base, "trades": {"source a": "GPTFuzz's role-play for XSTest"}}
+    )
+    assert not failed and "trade: GPTFuzz" in traded[0]
 
 
 def test_heldout_floor():
-    """The OR-Bench-style held-out set (never trained or tuned on): measured 3-class
-    91.0%, binary 93.0%, indirect-refusal recall 76.1% (51/67), answers 65/65."""
+    """The OR-Bench-style held-out set (never trained on): measured 3-class 91.5%,
+    binary 96.0%, indirect-refusal recall 80.6% (54/67), answers 63/65."""
     rep = evaluate(load_rows([HELDOUT]), verdicts.classify, timing=False)
     m = rep.overall
-    assert m.accuracy >= 0.89 and m.binary_agreement >= 0.915
+    assert m.accuracy >= 0.88 and m.binary_agreement >= 0.935
     assert m.per_class["indirect_refusal"]["recall"] >= 0.74
-    assert m.per_class["direct_answer"]["recall"] >= 0.98 and m.per_class["direct_refusal"]["recall"] >= 0.95
+    assert m.per_class["direct_answer"]["recall"] >= 0.93 and m.per_class["direct_refusal"]["recall"] >= 0.93
 
 
 def test_streaming_floor():
     """Provisional verdicts fed word by word, against the final one: measured
-    98.3% (answer vs refusal) and 87.3% (3 classes) over XSTest and the held-out
-    set, 99.3% binary on long answers, last provisional = final 99.7%."""
+    97.4% (answer vs refusal) and 93.1% (3 classes) over XSTest and the held-out
+    set, last provisional = final 98.6%."""
     rows = load_rows([XSTEST]) + load_rows([HELDOUT])
     rep = eval_suite.streaming_agreement(rows)
-    assert rep.binary_agreement >= 0.975 and rep.agreement >= 0.85 and rep.last_equals_final >= 0.99
-    long = eval_suite.streaming_agreement([r for r in rows if len(r.response) >= eval_suite.LONG_CHARS])
-    assert long.binary_agreement >= 0.985
+    assert rep.binary_agreement >= 0.96 and rep.agreement >= 0.9 and rep.last_equals_final >= 0.97
 
 
 def test_streaming_measure_counts_words_after_the_first_verdict():
@@ -272,9 +308,6 @@ def test_other_projects_answers_load_split_and_carry_the_classes_read_here():
     counts = {s: sum(r.source == s for r in rows) for s in external.SOURCES}
     assert counts == {"gptfuzz": 7700, "harmbench": 602, "jbb": 300, "jailbreak-eval": 300}
     assert {r.model for r in rows if r.source == "jailbreak-eval"} == {"llama-2-7b-chat", "gpt-3.5-turbo"}
-    _dev, held = external.split_rows(rows)
-    assert 0.17 < len(held) / len(rows) < 0.23
-    assert [r.row_id for r in external.split_rows(reversed(rows))[1]][::-1] == [r.row_id for r in held]
     # every class read here names a row of the "not an answer" side, and is applied to it
     labels = external.read_labels()
     by_key = {(r.source, r.row_id): r for r in external.load_external(EXTERNAL, labels=None)}
@@ -287,11 +320,16 @@ def test_other_projects_answers_load_split_and_carry_the_classes_read_here():
     assert any(r.label == "direct_answer" and not sources.theirs_answer(r) for r in read)
 
 
-def test_training_rows_leave_out_the_held_out_slice_and_unread_other_sides():
-    rows = external.trainable(external.load_external(EXTERNAL))
-    assert rows and not any(external.is_heldout(r) for r in rows)
-    assert not any(r.coarse and r.source != "gptfuzz" for r in rows) and all(r.clear for r in rows)
-    assert max(sum(r.source == s for r in rows) for s in external.SOURCES) <= external.TRAIN_PER_SOURCE
+def test_training_rows_are_clear_and_read_and_never_the_held_out_set():
+    from orbench_play.evaluation import corpus
+
+    loaded = corpus.load_corpus(SHARED)
+    rows = [r for r in loaded.rows if corpus.trainable(r)]
+    assert rows and all(r.clear for r in rows) and not any(r.source == "orbench-heldout" for r in rows)
+    assert not any(r.coarse and r.source != "gptfuzz" for r in rows)
+    assert {"political", "gpt4", "harmbench", "orbench-dev"} <= {r.source for r in rows}
+    tones = {r.style for r in loaded.rows if r.source == "political" and not r.clear}
+    assert tones == {"disclaimed", "contradicted"}  # ambiguous tones are kept out
 
 
 def test_figures_per_source_on_a_hand_made_set():
@@ -332,19 +370,15 @@ def test_the_auto_judge_figures_count_calls_and_agreement():
 
 
 def test_other_projects_floors():
-    """The development part, per source, binary against OR-Bench's classes where
-    people agree clearly (measured 86.8 / 93.7 / 97.0 / 94.7%; before the task
-    reading 78.8 / 92.6 / 97.0 / 94.7%), and GPTFuzz's answered side kept
-    (measured 77%, before 46.6%: refusals followed by the answer in another voice)."""
-    rows = external.split_rows(external.load_external(EXTERNAL))[0]
-    floors = {"gptfuzz": 0.855, "harmbench": 0.925, "jbb": 0.96, "jailbreak-eval": 0.935}
+    """The shipped model on the other projects' answers, in sample, binary where
+    people agree clearly (measured 88.5 / 97.5 / 96.9 / 98.3%)."""
+    rows = external.load_external(EXTERNAL)
+    floors = {"gptfuzz": 0.86, "harmbench": 0.95, "jbb": 0.95, "jailbreak-eval": 0.96}
     for source, floor in floors.items():
-        subset = [r for r in rows if r.source == source]
+        subset = [r for r in rows if r.source == source][:1500]
         preds = [verdicts.classify(r.response, prompt=r.prompt).label for r in subset]
         f = sources.figures(subset, preds)
         assert f.binary >= floor, (source, f.binary)
-        if source == "gptfuzz":
-            assert f.answers[0] / f.answers[1] >= 0.75
 
 
 def test_make_eval_finds_the_fake_judge_outside_pytest():
@@ -398,12 +432,31 @@ def test_forms_count_the_verdicts_a_rewrite_moves():
 
 
 def test_forms_floor():
-    """XSTest's answers and the other projects' development answers keep their
-    binary verdict in every form (measured: 100.0% in each; single newlines were
-    98.5% and italics 98.8% before `text.as_read` read them)."""
+    """XSTest's answers and the other projects' answers keep their binary verdict
+    in every form (measured: 100.0% in each but italics, a heading and a preamble
+    first, 99.97%; single newlines were 98.5% before `text.as_read` read them)."""
     from orbench_play.evaluation import forms
 
-    rows = load_rows([XSTEST]) + external.split_rows(external.load_external(EXTERNAL))[0]
+    rows = load_rows([XSTEST]) + external.load_external(EXTERNAL)
     found = forms.same_in_every_form(forms.sample(rows, 150), verdicts.classify)
     assert all(f.rewritten > 0 for f in found.values())
     assert forms.worst_binary_share(found) >= 0.995, forms.format_forms(found, 0)
+
+
+def test_the_written_shapes_section_counts_the_model_against_the_hand_written_labels(monkeypatch):
+    """The shapes the old rule tests pinned are a figure in `make eval`: a model that
+    calls everything an answer is right exactly on the answers, and the section says so."""
+    from orbench_play.evaluation import written
+    from orbench_play.types import REFUSALS
+
+    rows = written.load_written()
+    answers = sum(r.label not in REFUSALS for r in rows) / len(rows)
+    always_answer = verdicts.VerdictModel.constant(0.02)
+    real = verdicts.classify
+    monkeypatch.setattr(verdicts, "classify", lambda text, **kw: real(text, **kw, model=always_answer))
+    figures: dict = {}
+    text = eval_suite._written_section(figures)
+    assert "Written shapes" in text and "not people's labels" in text
+    # a bare "I can't help with that" is decided before the model: a few refusals stay refusals
+    assert answers <= figures["written_binary"] < answers + 0.2, (answers, figures["written_binary"])
+    assert "shapes with misses" in text and text.count("\n    ") >= 3

@@ -23,15 +23,13 @@ harmless (an OR-Bench answer), or unclear (echoes, gibberish, questions back).
 Rows read so carry that class and are no longer coarse; unclear ones are not
 `clear`. The file says who read them and when; see eval/README.md.
 
-Every source is split once, by a hash of its row key, into a **development**
-part (80%) and a **held-out slice** (20%, `HELDOUT_SHARE`) that no rule,
-feature or weight was chosen on; `split_rows` does the split.
+The verdict model trains on all of them and is judged leave one source out
+(`corpus`, `loso`): a source's figures come from heads that never saw it.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -46,13 +44,6 @@ LABELS = Path(__file__).resolve().parents[2] / "eval" / "external_labels.jsonl"
 UNCLEAR = "unclear"
 
 SOURCES: tuple[str, ...] = ("gptfuzz", "harmbench", "jbb", "jailbreak-eval")
-TUNED_ON: tuple[str, ...] = ("gptfuzz", "harmbench")
-"""Sources whose answers were read while the task reading (`verdicts.task`) was
-written: their figures are in-sample for the rules. The other two were only
-ever seen as totals until their "not an answer" side was read, blind to the
-classifier, at the end (eval/README.md)."""
-HELDOUT_SHARE = 5
-"""One row in this many (by hash of source and row key) is held out."""
 
 _ANSWER = "direct_answer"
 _NOT_ANSWER = "direct_refusal"
@@ -208,41 +199,3 @@ def load_external(
             raise ValueError(f"unknown source {name!r}; choose from {', '.join(SOURCES)}")
         rows.extend(loaders[name]())
     return apply_labels(rows, read_labels(labels)) if labels is not None else rows
-
-
-def is_heldout(row: LabelledRow) -> bool:
-    """Is this row in the held-out slice? Fixed by its source and key, so the
-    slice never moves when rows are added or the order changes."""
-    digest = hashlib.sha256(f"{row.source}\n{row.row_id}".encode()).digest()
-    return digest[0] % HELDOUT_SHARE == 0
-
-
-def split_rows(rows: Iterable[LabelledRow]) -> tuple[list[LabelledRow], list[LabelledRow]]:
-    """(development rows, held-out rows)."""
-    dev: list[LabelledRow] = []
-    held: list[LabelledRow] = []
-    for row in rows:
-        (held if is_heldout(row) else dev).append(row)
-    return dev, held
-
-
-TRAIN_PER_SOURCE = 1_500
-"""At most this many development rows of one source go into training (chosen
-by hash): GPTFuzz alone has 6,000, all ChatGPT, which would drown the others."""
-
-
-def trainable(rows: Iterable[LabelledRow]) -> list[LabelledRow]:
-    """Development rows fit to train on: clear labels only, and of the "not an
-    answer" side only rows read here, or GPTFuzz's (its other side is refusals
-    one time in seventeen, by the rows read: eval/README.md); at most
-    TRAIN_PER_SOURCE rows per source."""
-    picked: dict[str, list[tuple[bytes, LabelledRow]]] = {}
-    for row in rows:
-        if is_heldout(row) or not row.clear or (row.coarse and row.source != "gptfuzz"):
-            continue
-        digest = hashlib.sha256(f"train\n{row.source}\n{row.row_id}".encode()).digest()
-        picked.setdefault(row.source, []).append((digest, row))
-    out: list[LabelledRow] = []
-    for source in sorted(picked):
-        out.extend(row for _, row in sorted(picked[source], key=lambda p: p[0])[:TRAIN_PER_SOURCE])
-    return out

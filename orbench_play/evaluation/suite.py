@@ -1,44 +1,35 @@
-"""`make eval`: every verdict figure the project tracks, each beside its target.
+"""`make eval`: how often the verdicts agree with people, judged the way the
+outside check judges them: on answers of sources and models the model never saw.
 
-- XSTest v2 completions (1,350 human-labelled answers of GPT-4, Llama-2 and
-  Mistral; `../shared/data/xstest/completions`): binary agreement in sample;
-- labelled answers from other projects (`../shared/data/labelled_answers`,
-  read by `external`: GPTFuzz, HarmBench, JailbreakBench, jailbreak-evaluation;
-  20+ models): per source and per model, binary (against OR-Bench's classes and
-  against the source's own labels), answers kept, refusals caught, 3-class and
-  indirect-refusal recall; the development part, and with `--final` the
-  held-out slice no choice was made on;
-- with `--lomo`, leave-one-source-out: the learned model refitted without each
-  source in turn (the three XSTest models and the four other projects; the
-  OR-Bench-style dev set is in every fold), each source classified by the
-  model that never saw it; the per-model table then uses those verdicts;
-- the auto judge (`auto:<judge>`): judge calls saved and agreement with judging
-  every answer, with the fake judge of tests/fake_openai.py (OR-Bench's paper
-  format), per source;
-- OR-Bench-style answers written for this project (`eval/`, always present):
-  the held-out set (never trained or tuned on) per class and per style, and the
-  dev set (trained and tuned on, so in-sample);
-- the same answers written another way (`forms.FORMS`: single newlines,
-  typographic quotes, an opening in bold or as a heading, an emoji, a closing
-  pleasantry, "Great question!" first, the whole answer in a code fence…):
-  the share of verdicts each form leaves on the same side, over every source's
-  first answers;
-- streaming: `LiveVerdict` fed word by word; the share of words at which the
-  provisional label shown equals the final one (answer vs refusal, and all
-  three classes), over all answers and over long ones (>= 800 characters). A
-  refusal that offers alternatives after saying no is shown as a direct refusal
-  until the alternative arrives, so the 3-class figure is lower by design;
-- throughput of `classify` in verdicts per CPU-second, beside its floor (XSTest's
-  start-of-answer match) timed pass for pass on the same answers;
+- every labelled source (`corpus`: XSTest's three models, the OR-Bench-style
+  sets, GPTFuzz, HarmBench, JailbreakBench, jailbreak-evaluation, ChatGPT's
+  political answers, the embedded models' own answers): with `--loso`, each
+  row's verdict comes from heads fitted without its source (`loso`), and per
+  model without its model; answer vs refusal on rows where people agree
+  clearly, answers kept, refusals caught, three classes and indirect-refusal
+  recall where the labels have three classes; the shipped model's own
+  (in-sample) figure beside;
+- how sure the verdicts are (`calibration`): per source, the expected
+  calibration error, the share marked sure and how often they are right, the
+  share of errors among the unsure; the pooled reliability table;
+- whether the score's interval holds the people's rate (`intervals`), per
+  source x model, without reviews and with a 10% review budget;
+- the OR-Bench-style held-out set (never trained on) per class and style;
+- the auto judge with the fake judge of tests/fake_openai.py;
+- the same answers written another way (`forms`), streaming word by word
+  (`LiveVerdict`: provisional against final), throughput in verdicts per
+  CPU-second beside XSTest's start-of-answer match timed on the same answers;
 - settling early (`settling`): every answer replayed word by word and stopped
   where its verdict settles (`verdicts.settle`), per source: the settled verdict
-  against the whole answer's (targets ≥ 99% answer vs refusal, ≥ 98% in three
+  against the whole answer's (targets >= 99% answer vs refusal, >= 98% in three
   classes) and against people's labels (no more than half a point worse than
-  the whole answers), and the share of output not generated. The thresholds
-  were chosen on the development parts only.
+  the whole answers), and the share of output not generated;
+- every figure beside its target, and beside the committed baseline
+  (`eval/baseline.json`): a drop of more than one point on any source or
+  model fails the run (exit 1) unless the baseline file names the trade.
 
-Without the XSTest files the OR-Bench-style part still runs; the command then
-ends with one line saying what is missing and where to get it, and exits 2.
+Without the XSTest files the rest still runs; the command then ends with one
+line saying what is missing and where to get it, and exits 2.
 """
 
 from __future__ import annotations
@@ -53,61 +44,38 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..types import REFUSALS, Verdict
-from .harness import (
-    ClassifyFn,
-    EvalReport,
-    FitFn,
-    LabelledRow,
-    _caller,
-    _label_of,
-    _pct,
-    evaluate,
-    load_rows,
-    lomo_report,
-)
+from ..types import REFUSALS
+from .harness import ClassifyFn, EvalReport, LabelledRow, _caller, _label_of, _pct, evaluate
 
 REPO = Path(__file__).resolve().parents[2]
-XSTEST_DIR = Path("../shared/data/xstest/completions")
+SHARED_DIR = Path("../shared/data")
 """Relative to the current directory (the repository root under `make eval`)."""
-EXTERNAL_DIR = Path("../shared/data/labelled_answers")
-"""Other projects' labelled answers, relative to the current directory like XSTEST_DIR."""
-STYLE_DEV = REPO / "eval" / "orbench_style_dev.jsonl"
-STYLE_HELDOUT = REPO / "eval" / "orbench_style_heldout.jsonl"
+BASELINE = REPO / "eval" / "baseline.json"
 LONG_CHARS = 800
 """A "long" answer for the streaming figure: about 200 tokens or more."""
 XSTEST_MISSING = (
-    "XSTest completions not found at {path}: run from the repository root next to ../shared, or pass "
-    "--data DIR with xstest_v2_completions_*.csv from github.com/paul-rottger/exaggerated-safety "
-    "(folder model_completions/); the XSTest figures were skipped."
+    "XSTest completions not found under {path}: run from the repository root next to ../shared, or pass "
+    "--shared DIR holding xstest/completions/xstest_v2_completions_*.csv from "
+    "github.com/paul-rottger/exaggerated-safety (folder model_completions/); the XSTest figures were skipped."
 )
 
 TARGETS = {
-    "lomo_binary": 0.95,
+    "source_binary": 0.95,
+    "source_floor": 0.90,
+    "model_binary": 0.90,
     "heldout_accuracy": 0.85,
     "heldout_indirect_recall": 0.75,
     "verdicts_per_s": 10_000,
-    "streaming_agreement": 0.95,
-    "source_binary": 0.95,
-    "model_binary": 0.90,
-    "indirect_recall": 0.60,
+    "streaming_binary": 0.95,
     "forms_binary": 0.995,
 }
-"""Issue 12's targets, and issue 18's for sources not tuned on (`external.TUNED_ON`);
-forms_binary: the worst form of `forms.FORMS` keeps 99.5% of binary verdicts."""
+"""Issue 45: answer vs refusal >= 95% on every source, leave one source out, none
+below 90%; >= 90% per model. The others are earlier issues' (12, 18)."""
+DROP = 0.01
+"""A figure this much below its baseline fails `make eval` unless the baseline names the trade."""
 FORMS_PER_SOURCE = 400
-"""Answers per source (XSTest's models, the other projects' development parts, the
-OR-Bench-style sets) written in each form of `forms.FORMS`: 3,044 in all."""
-BEFORE: dict[str, float] = {
-    "xstest_binary": 1328 / 1350,
-    "heldout_accuracy": 182 / 200,
-    "heldout_indirect_recall": 51 / 67,
-    "streaming_binary": 0.983,
-}
-BEFORE_LOMO: dict[str, float] = {"gpt4": 428 / 450, "llama2new": 428 / 450, "mistralinstruct": 417 / 450}
-"""The figures before issue 18 (`make eval` on main at 844820a): XSTest and the
-OR-Bench-style sets are to keep them; BEFORE_LOMO: XSTest's leave-one-model-out folds."""
-MIN_MODEL_ROWS = 20
+"""Answers per source written in each form of `forms.FORMS`."""
+MIN_MODEL_ROWS = 30
 """A model's figure is held to the target only with at least this many clear rows."""
 
 
@@ -223,24 +191,6 @@ def configurations() -> dict[str, ClassifyFn]:
     }
 
 
-def _load_fit_fn() -> FitFn:
-    """The training script's fit function (dev checkout + scikit-learn only)."""
-    import importlib.util
-
-    script = REPO / "scripts" / "train_verdict_model.py"
-    if not script.is_file():
-        raise RuntimeError(f"--lomo needs the training script at {script} (a source checkout)")
-    spec = importlib.util.spec_from_file_location("_train_verdict_model", script)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load {script}")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:  # scikit-learn is a dev dependency
-        raise RuntimeError(f"--lomo needs the dev extras (scikit-learn): {exc}") from exc
-    return module.fit_classify_fn
-
-
 def _load_fake_judge() -> Callable[[str, str], str | None]:
     """The fake server's `judge` behaviour (tests/fake_openai.py: OR-Bench's
     paper format, reason first, `[[class]]` last), asked with the paper judge's
@@ -276,184 +226,16 @@ def _load_fake_judge() -> Callable[[str, str], str | None]:
 # --- the command ----------------------------------------------------------------------------------
 
 
-def _row(name: str, value: float | None, target: float, fmt: Callable[[float], str] = _pct) -> tuple:
-    return (name, value, target, fmt)
+def _by(rows: Sequence[LabelledRow], labels: Sequence[str], key: Callable[[LabelledRow], str]):
+    from . import sources
 
-
-def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float | None, float, Callable[[float], str]]]:
-    """(figure, value, target, format) for every figure that has a target."""
-    rows = []
-    if "xstest_binary" in figures:
-        rows.append(_row("XSTest binary, in sample (before)", figures["xstest_binary"], BEFORE["xstest_binary"]))
-    for fold, value in figures.get("lomo_binary", {}).items():
-        rows.append(_row(f"XSTest LOSO binary, {fold}", value, TARGETS["lomo_binary"]))
-        rows.append(_row(f"  …kept from before, {fold}", value, BEFORE_LOMO[fold]))
-    for source, value in figures.get("source_binary", {}).items():
-        rows.append(_row(f"binary, people agree, {source}", value, TARGETS["source_binary"]))
-    for model, value in figures.get("model_binary", {}).items():
-        rows.append(_row(f"binary, model {model}", value, TARGETS["model_binary"]))
-    for source, value in figures.get("indirect_recall", {}).items():
-        rows.append(_row(f"indirect-refusal recall, {source}", value, TARGETS["indirect_recall"]))
-    for key, label in (
-        ("heldout_accuracy", "held-out OR-Bench-style 3-class accuracy"),
-        ("heldout_indirect_recall", "held-out indirect-refusal recall"),
-        ("streaming_binary", "streaming: provisional = final, answer/refusal"),
-        ("streaming_binary_long", "  …on long answers (>= 800 chars)"),
-        ("streaming_agreement", "streaming: provisional = final, 3 classes"),
-        ("streaming_agreement_long", "  …on long answers (>= 800 chars)"),
-    ):
-        if key in figures:
-            rows.append(_row(label, figures[key], TARGETS.get(key, TARGETS["streaming_agreement"])))
-            if key in BEFORE:
-                rows.append(_row("  …kept from before", figures[key], BEFORE[key]))
-    if "forms_binary" in figures:
-        rows.append(_row("same verdict in another form, worst form", figures["forms_binary"], TARGETS["forms_binary"]))
-    if "verdicts_per_s" in figures:
-        rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
-    for name, value, target in figures.get("settle_targets", []):
-        rows.append(_row(name, value, target))
-    return rows
-
-
-def _targets_table(figures: dict[str, Any]) -> list[str]:
-    out = ["Targets (issues 12 and 18):", f"{'figure':<50}{'value':>10}{'target':>10}  met"]
-    for name, value, target, fmt in _target_rows(figures):
-        met = "-" if value is None else ("yes" if value >= target else "NO")
-        shown = "-" if value is None else fmt(value)
-        out.append(f"{name[:49]:<50}{shown:>10}{'>= ' + fmt(target):>10}  {met}")
-    return out
-
-
-def missed_targets(figures: dict[str, Any]) -> list[str]:
-    """The figures below their target (what `--strict` fails on)."""
-    missed: list[str] = []
-    parent = ""
-    for name, value, target, _ in _target_rows(figures):
-        name = name.strip()
-        sub_row = name.startswith("…")  # names its figure only by its place under it
-        if not sub_row:
-            parent = name
-        elif name.startswith("…kept from before"):
-            name = f"{parent} (below the figure before)"
-        else:
-            name = f"{parent}, {name[1:]}"
-        label = name
-        if value is not None and value < target:
-            missed.append(label)
-    return missed
-
-
-def _external_sections(
-    args: argparse.Namespace, xstest: list[LabelledRow], dev: list[LabelledRow], classify: ClassifyFn
-) -> tuple[list[str], dict[str, Any], dict[str, Any], list[LabelledRow], list[LabelledRow]]:
-    """Per source, per model, leave-one-source-out and the auto judge: (text
-    sections, figures for the targets, JSON payload, the development part of
-    the answers read, which `_forms_section` writes in other forms, and the
-    held-out slice when `--final` asks for it, which `_settle_section` replays)."""
-    from ..verdicts.presets import AUTO_CONFIDENCE
-    from . import external, sources
-
-    sections: list[str] = []
-    figures: dict[str, Any] = {}
-    payload: dict[str, Any] = {}
-    try:
-        ext = external.load_external(args.external)
-    except (FileNotFoundError, OSError, ValueError) as exc:
-        sections.append(f"Other projects' labelled answers: not found ({exc}); skipped.")
-        return sections, figures, payload, [], []
-    ext_dev, ext_held = external.split_rows(ext)
-    parts = {"development part": ext_dev}
-    if args.final:
-        parts["HELD-OUT slice (no rule, feature or weight was chosen on it)"] = ext_held
-    rows = [*xstest, *ext_dev, *(ext_held if args.final else [])]
-    offline = [v if isinstance(v, Verdict) else Verdict(str(v), "-") for v in sources.predict(rows, classify)]
-    preds = [v.label for v in offline]
-    loso_preds: list[str] | None = None
-    if args.lomo:
-        # refit without each source the shipped model was trained on; a source
-        # it never saw is already unseen, its verdicts are the shipped ones
-        from ..verdicts import load_model
-
-        model = load_model()
-        trained = set(model.meta.get("sources", ())) if model is not None else set()
-        fit = _load_fit_fn()
-        pool = [*xstest, *(external.trainable(ext) if trained & set(external.SOURCES) else [])]
-        refit = [r for r in rows if r.source in trained]
-
-        def progress(source: str) -> None:
-            print(f"leave-one-source-out: fitting without {source}…", file=sys.stderr, flush=True)
-
-        refitted = iter(sources.loso(refit, fit, pool, always=dev, progress=progress))
-        loso_preds = [next(refitted) if r.source in trained else p for r, p in zip(rows, preds, strict=True)]
-    index = {id(r): i for i, r in enumerate(rows)}
-
-    def pick(subset: list[LabelledRow], labels: list[str]) -> list[str]:
-        return [labels[index[id(r)]] for r in subset]
-
-    for title, subset in parts.items():
-        per_source = sources.by_key(subset, pick(subset, preds), lambda r: r.source)
-        lo = sources.by_key(subset, pick(subset, loso_preds), lambda r: r.source) if loso_preds else None
-        sections.append(
-            sources.figures_table(
-                f"Other projects' labelled answers, {title}: per source (people agree clearly; "
-                f"binary against OR-Bench's classes and against the source's own labels)",
-                per_source,
-                lo,
-            )
-        )
-        payload[title] = {k: v.as_dict() for k, v in per_source.items()}
-        if lo:
-            payload[title + " LOSO"] = {k: v.as_dict() for k, v in lo.items()}
-    if xstest and loso_preds:
-        xs_lo = sources.by_key(xstest, pick(xstest, loso_preds), lambda r: r.source)
-        sections.append(sources.figures_table("XSTest, leave-one-source-out (each model unseen)", xs_lo))
-        figures["lomo_binary"] = {k: v.binary for k, v in xs_lo.items()}
-    # per model, over every source, with the verdicts of models that never saw the source when there are any
-    model_labels = loso_preds or preds
-    models = sources.by_key(rows, model_labels, sources.model_of)
-    sections.append(
-        sources.figures_table(
-            "Per model, every source above"
-            + (" (verdicts from the model fitted without the row's source)" if loso_preds else ""),
-            models,
-        )
-    )
-    payload["per_model"] = {k: v.as_dict() for k, v in models.items()}
-    untuned = [r for r in rows if r.source not in external.TUNED_ON and r.source in external.SOURCES]
-    for source, f in sources.by_key(untuned, pick(untuned, model_labels), lambda r: r.source).items():
-        figures.setdefault("source_binary", {})[source] = f.binary
-        if f.indirect[1]:
-            figures.setdefault("indirect_recall", {})[source] = f.indirect[0] / f.indirect[1]
-    for name, f in sources.by_key(untuned, pick(untuned, model_labels), sources.model_of).items():
-        if f.n >= MIN_MODEL_ROWS:
-            figures.setdefault("model_binary", {})[name] = f.binary
-    # the auto judge, with the fake judge
-    try:
-        judge = _load_fake_judge()
-    except (RuntimeError, ImportError) as exc:
-        sections.append(f"Auto judge: {exc}; skipped.")
-        return sections, figures, payload, ext_dev, ext_held if args.final else []
-    groups = sources.group_rows(rows, lambda r: r.source)
-    auto = {
-        k: sources.auto_judge([rows[i] for i in idx], [offline[i] for i in idx], judge, AUTO_CONFIDENCE)
-        for k, idx in groups.items()
-    }
-    auto["ALL"] = sources.auto_judge(rows, offline, judge, AUTO_CONFIDENCE)
-    sections.append(
-        sources.auto_table("Auto judge (auto:<judge>) with the fake judge, per source", auto, AUTO_CONFIDENCE)
-    )
-    payload["auto_judge"] = {k: v.as_dict() for k, v in auto.items()}
-    figures["auto_saved"] = auto["ALL"].saved
-    figures["auto_agreement"] = auto["ALL"].agree
-    return sections, figures, payload, ext_dev, ext_held if args.final else []
+    return sources.by_key(rows, labels, key)
 
 
 def _forms_section(
     rows: list[LabelledRow], classify: ClassifyFn, figures: dict[str, Any], payload: dict[str, Any]
 ) -> str:
-    """`forms`: the same answers in other forms, over every source's first answers
-    (of the other projects, their development parts only: no label is read, but
-    the held-out slice stays out of every figure made before `--final`)."""
+    """`forms`: the same answers in other forms, over every source's first answers."""
     from . import forms
 
     picked = forms.sample(rows, FORMS_PER_SOURCE)
@@ -465,180 +247,365 @@ def _forms_section(
     return forms.format_forms(found, len(picked))
 
 
-def _settle_section(
-    xstest: list[LabelledRow],
-    ext_dev: list[LabelledRow],
-    ext_held: list[LabelledRow],
-    dev: list[LabelledRow],
-    heldout: list[LabelledRow],
-    figures: dict[str, Any],
-    payload: dict[str, Any],
-) -> str:
+def _streaming_section(rows: Sequence[LabelledRow], figures: dict[str, Any], payload: dict[str, Any]) -> str:
+    groups: dict[str, list[LabelledRow]] = {}
+    for r in rows:
+        groups.setdefault(r.source, []).append(r)
+    lines = ["Streaming, word by word: provisional label vs final label (the shipped model)"]
+    lines.append(f"{'answers':<34}{'n':>6}{'words':>8}{'3-class':>9}{'binary':>9}{'last=final':>11}{'changes':>9}")
+    payload["streaming"] = {}
+    for name, part in sorted(groups.items()):
+        rep = streaming_agreement(part)
+        lines.append(format_streaming(name, rep))
+        payload["streaming"][name] = asdict(rep)
+    everything = streaming_agreement(rows)
+    long = streaming_agreement([r for r in rows if len(r.response) >= LONG_CHARS])
+    lines.append(format_streaming("all of the above", everything))
+    lines.append(format_streaming(f"long answers (>= {LONG_CHARS} chars)", long))
+    figures["streaming_binary"] = everything.binary_agreement
+    figures["streaming_binary_long"] = long.binary_agreement
+    figures["streaming_agreement"] = everything.agreement
+    return "\n".join(lines)
+
+
+def _settle_section(rows: Sequence[LabelledRow], figures: dict[str, Any], payload: dict[str, Any]) -> str:
     """`settling`: every answer replayed word by word and stopped where its
-    verdict settles, per source. The thresholds were chosen on the development
-    parts (the other projects' and the OR-Bench-style dev set) only."""
+    verdict settles, per source (the shipped model's live verdicts)."""
     from . import settling
 
-    groups = (  # (title, rows, the targets' prefix)
-        ("development (thresholds chosen here)", [*ext_dev, *dev], "dev "),
-        ("XSTest (not tuned on)", xstest, "xstest "),
-        ("held-out", [*ext_held, *heldout], "held "),
-    )
-    blocks = []
-    payload["settle"] = {}
-    targets: list[tuple[str, float | None, float]] = []
-    for title, rows, prefix in groups:
-        if not rows:
-            continue
-        found = settling.by_source(rows)
-        blocks.append(settling.format_settle(f"Settling early, {title}", found))
-        payload["settle"][title] = {k: v.as_dict() for k, v in found.items()}
-        targets += settling.target_rows(found, prefix)
-    figures["settle_targets"] = targets
-    return "\n\n".join(blocks)
+    found = settling.by_source(rows)
+    payload["settle"] = {k: v.as_dict() for k, v in found.items()}
+    figures["settle_targets"] = settling.target_rows(dict(sorted(found.items())), "")
+    return settling.format_settle("Settling early, per source", dict(sorted(found.items())))
+
+
+def _written_section(figures: dict[str, Any]) -> str:
+    """The hand-written shapes the old rule tests pinned (`written`): the model's
+    verdicts on them, a figure to watch and never a measure of agreement with people."""
+    from .. import verdicts
+    from . import written
+
+    try:
+        rows = written.load_written()
+    except (OSError, ValueError) as exc:
+        return f"Written shapes: skipped ({exc})"
+    binary = written.by_shape(rows, verdicts.classify, binary=True)
+    three = written.by_shape(rows, verdicts.classify)
+    right_b = sum(r for r, _ in binary.values())
+    right_3 = sum(r for r, _ in three.values())
+    figures["written_binary"] = right_b / len(rows)
+    figures["written_three"] = right_3 / len(rows)
+    lines = [
+        f"Written shapes (eval/written_shapes.jsonl, {len(rows)} answers written here for the old rule tests;"
+        " our own examples, not people's labels)",
+        f"  answer vs refusal {right_b / len(rows):.1%}, three classes {right_3 / len(rows):.1%}",
+        "  shapes with misses (answer vs refusal right / total):",
+    ]
+    lines += [f"    {shape:<40}{r:>4}/{n:<4}" for shape, (r, n) in binary.items() if r < n]
+    return "\n".join(lines)
+
+
+def _per_source_figures(figures: dict[str, Any], per_source, per_model) -> None:
+    for source, f in per_source.items():
+        if f.binary is not None:
+            figures.setdefault("source_binary", {})[source] = f.binary
+        if f.three[1]:
+            figures.setdefault("source_three", {})[source] = f.three[0] / f.three[1]
+    for model, f in per_model.items():
+        if f.n >= MIN_MODEL_ROWS and f.binary is not None:
+            figures.setdefault("model_binary", {})[model] = f.binary
+
+
+def _target_rows(figures: dict[str, Any]) -> list[tuple[str, float | None, float, Callable[[float], str]]]:
+    rows: list[tuple[str, float | None, float, Callable[[float], str]]] = []
+    what = figures.get("verdicts_from", "")
+    for source, value in figures.get("source_binary", {}).items():
+        rows.append((f"binary, {source} ({what})", value, TARGETS["source_binary"], _pct))
+    if figures.get("source_binary"):
+        rows.append(("  …the lowest source", min(figures["source_binary"].values()), TARGETS["source_floor"], _pct))
+    for model, value in figures.get("model_binary", {}).items():
+        rows.append((f"binary, model {model}", value, TARGETS["model_binary"], _pct))
+    for key, label in (
+        ("heldout_accuracy", "held-out OR-Bench-style 3-class accuracy"),
+        ("heldout_indirect_recall", "held-out indirect-refusal recall"),
+        ("streaming_binary", "streaming: provisional = final, answer/refusal"),
+        ("streaming_binary_long", "  …on long answers (>= 800 chars)"),
+        ("forms_binary", "same verdict in another form, worst form"),
+    ):
+        if key in figures:
+            target = TARGETS.get(key, TARGETS["streaming_binary"])
+            rows.append((label, figures[key], target, _pct))
+    if "verdicts_per_s" in figures:
+        rows.append(("verdicts per CPU-second", figures["verdicts_per_s"], TARGETS["verdicts_per_s"], "{:,.0f}".format))
+    for name, value, target in figures.get("settle_targets", []):
+        rows.append((name, value, target, _pct))
+    return rows
+
+
+def _targets_table(figures: dict[str, Any]) -> list[str]:
+    out = ["Targets:", f"{'figure':<58}{'value':>10}{'target':>10}  met"]
+    for name, value, target, fmt in _target_rows(figures):
+        met = "-" if value is None else ("yes" if value >= target else "NO")
+        shown = "-" if value is None else fmt(value)
+        out.append(f"{name[:57]:<58}{shown:>10}{'>= ' + fmt(target):>10}  {met}")
+    return out
+
+
+def missed_targets(figures: dict[str, Any]) -> list[str]:
+    """The figures below their target (what `--strict` fails on)."""
+    return [
+        name.strip(" …") for name, value, target, _ in _target_rows(figures) if value is not None and value < target
+    ]
+
+
+def baseline_figures(figures: dict[str, Any]) -> dict[str, float]:
+    """The figures a baseline keeps: answer vs refusal per source and per model, out of fold."""
+    out = {f"source {k}": round(v, 4) for k, v in figures.get("source_binary", {}).items()}
+    out.update({f"model {k}": round(v, 4) for k, v in figures.get("model_binary", {}).items()})
+    return out
+
+
+def baseline_drops(figures: dict[str, Any], baseline: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(drops of more than DROP not named as a trade, the named trades that were used)."""
+    now = baseline_figures(figures)
+    trades = baseline.get("trades", {})
+    failed: list[str] = []
+    traded: list[str] = []
+    for name, before in baseline.get("figures", {}).items():
+        if name in now and now[name] < before - DROP:
+            line = f"{name}: {before:.1%} -> {now[name]:.1%}"
+            (traded if name in trades else failed).append(
+                line + (f" (trade: {trades[name]})" if name in trades else "")
+            )
+    return failed, traded
+
+
+def _baseline_table(figures: dict[str, Any], baseline: dict[str, Any]) -> str:
+    now = baseline_figures(figures)
+    lines = [f"Against the baseline ({baseline.get('commit', 'eval/baseline.json')}): answer vs refusal, out of fold"]
+    lines.append(f"{'figure':<44}{'before':>9}{'now':>9}{'change':>9}")
+    for name, before in baseline.get("figures", {}).items():
+        if name in now:
+            lines.append(f"{name[:43]:<44}{before:>9.1%}{now[name]:>9.1%}{100 * (now[name] - before):>+8.1f}p")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.evaluation") -> int:
     """The suite's command line; `orbench-play eval` passes its own `prog`, so its help names it."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Measure offline refusal verdicts against human-labelled answers (XSTest, other projects' "
-        "labelled answers) and the OR-Bench-style sets in eval/.",
-    )
-    parser.add_argument("--data", nargs="+", default=None, help=f"XSTest CSV files or folders (default: {XSTEST_DIR})")
-    parser.add_argument(
-        "--config",
-        action="append",
-        help="verdict configuration(s): classify (default), phrases, xstest-baseline, or all",
-    )
-    parser.add_argument("--lomo", action="store_true", help="also refit the learned model leaving each source out")
-    parser.add_argument(
-        "--external",
-        default=str(EXTERNAL_DIR if EXTERNAL_DIR.exists() else REPO.parent / EXTERNAL_DIR.relative_to("..")),
-        help="other projects' labelled answers (default: ../shared/data/labelled_answers); '' skips them",
+        description="Measure offline refusal verdicts against every labelled source (people's labels), "
+        "leave one source out.",
     )
     parser.add_argument(
-        "--final", action="store_true", help="also report the held-out slice of the other projects' answers"
+        "--shared",
+        default=str(SHARED_DIR if SHARED_DIR.exists() else REPO.parent / SHARED_DIR.relative_to("..")),
+        help="the shared data folder (default: ../shared/data)",
     )
-    parser.add_argument("--heldout", default=str(STYLE_HELDOUT), help="OR-Bench-style held-out set (JSONL)")
-    parser.add_argument("--dev", default=str(STYLE_DEV), help="OR-Bench-style dev set (JSONL)")
+    parser.add_argument(
+        "--loso",
+        "--lomo",
+        dest="loso",
+        action="store_true",
+        help="verdicts from heads fitted without each row's source (and model): the figures that count",
+    )
+    parser.add_argument("--sources", help="only these sources, comma-separated (default: all)")
     parser.add_argument("--json", metavar="OUT", help="write all figures as JSON here")
     parser.add_argument("--no-timing", action="store_true", help="skip the throughput measurement")
+    parser.add_argument("--no-streaming", action="store_true", help="skip the streaming and forms sections")
+    parser.add_argument("--baseline", default=str(BASELINE), help="the figures to compare with (eval/baseline.json)")
     parser.add_argument(
-        "--strict", action="store_true", help="exit 1 when a figure misses its target (for CI; default: report only)"
+        "--write-baseline", action="store_true", help="write this run's out-of-fold figures as the new baseline"
     )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when a figure misses its target (default: report only)"
+    )
+    parser.add_argument("--final", action="store_true", help=argparse.SUPPRESS)  # kept for old scripts: no-op
     args = parser.parse_args(argv)
 
-    configs = configurations()
-    wanted = args.config or ["classify"]
-    if "all" in wanted:
-        wanted = list(configs)
-    unknown = [w for w in wanted if w not in configs]
-    if unknown:
-        print(f"error: unknown config {unknown}; choose from {sorted(configs)} or all", file=sys.stderr)
-        return 2
-    try:
-        heldout, dev = load_rows([args.heldout]), load_rows([args.dev])
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    from .. import verdicts
+    from . import calibration, corpus, sources
 
-    xstest_paths = args.data or [str(XSTEST_DIR if XSTEST_DIR.exists() else REPO.parent / XSTEST_DIR.relative_to(".."))]
-    missing = None
-    try:
-        xstest = load_rows(xstest_paths)
-    except (FileNotFoundError, ValueError) as exc:
-        if args.data is not None and not isinstance(exc, FileNotFoundError):
-            print(f"error: {exc}", file=sys.stderr)
+    loaded = corpus.load_corpus(args.shared)
+    rows = loaded.rows
+    if args.sources:
+        wanted = {s.strip() for s in args.sources.split(",") if s.strip()}
+        unknown = wanted - {r.source for r in rows}
+        if unknown:
+            print(f"error: unknown source(s) {sorted(unknown)}; have {loaded.sources()}", file=sys.stderr)
             return 2
-        xstest, missing = [], XSTEST_MISSING.format(path=" ".join(xstest_paths))
+        rows = [r for r in rows if r.source in wanted]
+    missing = None
+    if not any(r.source in ("gpt4", "llama2new", "mistralinstruct") for r in rows) and not args.sources:
+        missing = XSTEST_MISSING.format(path=args.shared)
+    if not rows:
+        print("error: no labelled answers found; " + "; ".join(loaded.missing), file=sys.stderr)
+        return 2
 
-    classify = configs["classify"]
-    figures: dict[str, Any] = {}
-    payload: dict[str, Any] = {"rows": len(xstest), "reports": []}
     sections: list[str] = []
-    if xstest:
-        for name in wanted:
-            floor = configs["xstest-baseline"] if name == "classify" else None
-            rep = evaluate(
-                xstest,
-                configs[name],
-                name=name,
-                timing=not args.no_timing,
-                floor_fn=floor,
-                floor_name="XSTest's start-of-answer match on the same answers",
-            )
-            sections.append(rep.format())
-            payload["reports"].append(rep.as_dict())
-            if name == "classify":
-                figures["xstest_binary"] = rep.overall.binary_agreement
-                if rep.verdicts_per_s is not None:
-                    figures["verdicts_per_s"] = rep.verdicts_per_s
-    ext_dev: list[LabelledRow] = []
-    ext_held: list[LabelledRow] = []
-    if args.lomo or args.external:
+    figures: dict[str, Any] = {}
+    payload: dict[str, Any] = {"rows": len(rows), "missing": loaded.missing}
+    if loaded.missing:
+        sections.append("Not found (left out): " + "; ".join(loaded.missing))
+    shipped = [verdicts.classify(r.response, prompt=r.prompt) for r in rows]
+    if args.loso:
+        from .loso import leave_one_out, print_progress
+
         try:
-            ext_sections, ext_figures, ext_payload, ext_dev, ext_held = (
-                _external_sections(args, xstest, dev, classify) if args.external else ([], {}, {}, [], [])
-            )
-            if args.lomo and not args.external and xstest:
-                fit = _load_fit_fn()
-                lomo = lomo_report(
-                    xstest, fit, name="learned model (+ OR-Bench-style dev set in every fold)", always_train=dev
-                )
-                ext_sections.append(lomo.format())
-                ext_figures["lomo_binary"] = {src: m.binary_agreement for src, m in lomo.folds.items()}
+            left = leave_one_out(rows, progress=print_progress)
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        sections.extend(ext_sections)
-        figures.update(ext_figures)
-        payload["external"] = ext_payload
+        out_of_fold = left.by_source
+        per_model_verdicts = [left.for_model(i) for i in range(len(rows))]
+        figures["verdicts_from"] = "leave one source out"
+    else:
+        out_of_fold = per_model_verdicts = shipped
+        figures["verdicts_from"] = "in sample"
+    oof_labels = [v.label for v in out_of_fold]
+    payload["out_of_fold" if args.loso else "in_sample"] = [
+        {
+            "source": r.source,
+            "row_id": r.row_id,
+            "model": r.model,
+            "label": v.label,
+            "p_refusal": v.p_refusal,
+            "confidence": v.confidence,
+            "sure": v.sure,
+        }
+        for r, v in zip(rows, out_of_fold, strict=True)
+    ]
+    per_source = _by(rows, oof_labels, lambda r: r.source)
+    in_sample = _by(rows, [v.label for v in shipped], lambda r: r.source)
+    per_model = _by(rows, [v.label for v in per_model_verdicts], sources.model_of)
+    _per_source_figures(figures, per_source, per_model)
+    title = "Every source" + (", leave one source out" if args.loso else " (the shipped model: in sample)")
+    sections.append(
+        sources.figures_table(
+            f"{title} (people agree clearly; binary against OR-Bench's classes and against the source's own "
+            "labels); 'LOSO' columns: the shipped model's own figures, for reference",
+            per_source,
+            in_sample if args.loso else None,
+        )
+        .replace("LOSO bin", "shipped")
+        .replace("LOSO 3cl", "ship 3cl")
+    )
+    sections.append(
+        sources.figures_table(
+            "Every model" + (", each without its model (or its source)" if args.loso else ""),
+            {k: f for k, f in per_model.items() if f.n >= 10},
+        )
+    )
+    payload["per_source"] = {k: v.as_dict() for k, v in per_source.items()}
+    payload["per_model"] = {k: v.as_dict() for k, v in per_model.items()}
 
-    for title, rows in (
-        ("OR-Bench-style HELD-OUT answers (never trained or tuned on)", heldout),
-        ("OR-Bench-style dev answers (trained and tuned on: in-sample)", dev),
-    ):
-        rep = evaluate(rows, classify, name=title, timing=False)
-        sections.append(format_style_report(title, rep, per_style(rows, classify)))
-        payload["reports"].append(rep.as_dict())
-        if rows is heldout:
-            figures["heldout_accuracy"] = rep.overall.accuracy
-            figures["heldout_indirect_recall"] = rep.overall.per_class["indirect_refusal"]["recall"]
-    if "verdicts_per_s" not in figures and not args.no_timing:
-        figures["verdicts_per_s"] = evaluate([*heldout, *dev], classify, provisional=False).verdicts_per_s
+    cal = {
+        s: calibration.calibration([rows[i] for i in idx], [out_of_fold[i] for i in idx])
+        for s, idx in sources.group_rows(rows, lambda r: r.source).items()
+    }
+    cal["ALL (each source alike)"] = calibration.calibration(rows, out_of_fold)
+    sections.append(
+        calibration.format_calibration(
+            "How sure the verdicts are, per source" + (" (out of fold)" if args.loso else " (in sample)"), cal
+        )
+    )
+    sections.append(calibration.format_reliability("Reliability, every source", cal["ALL (each source alike)"]))
+    payload["calibration"] = {k: asdict(v) for k, v in cal.items()}
+    try:
+        from . import intervals
 
-    sections.append(_forms_section([*xstest, *heldout, *dev, *ext_dev], classify, figures, payload))
+        plain, summary, reviewed, with_reviews = intervals.coverage(rows, out_of_fold)
+        sections.append(intervals.format_coverage(plain, summary, reviewed, with_reviews))
+        figures["interval_covered"] = summary.covered
+        figures["interval_groups"] = summary.groups
+        figures["interval_width"] = summary.median_width
+        figures["interval_near"] = summary.near
+        figures["interval_covered_reviews"] = with_reviews.covered
+        figures["interval_width_reviews"] = with_reviews.median_width
+    except ImportError as exc:  # the error-aware estimator lives in scoring/
+        sections.append(f"Score intervals: skipped ({exc})")
 
-    streamed = {"XSTest answers": xstest, "OR-Bench-style held-out": heldout}
-    everything = [*xstest, *heldout]
-    streamed["long answers (>= 800 chars), both"] = [r for r in everything if len(r.response) >= LONG_CHARS]
-    lines = ["Streaming, word by word: provisional label vs final label"]
-    lines.append(f"{'answers':<34}{'n':>6}{'words':>8}{'3-class':>9}{'binary':>9}{'last=final':>11}{'changes':>9}")
-    payload["streaming"] = {}
-    for name, rows in streamed.items():
-        if rows:
-            srep = streaming_agreement(rows)
-            lines.append(format_streaming(name, srep))
-            payload["streaming"][name] = asdict(srep)
-    all_rep = streaming_agreement(everything)
-    long_rep = streaming_agreement(streamed["long answers (>= 800 chars), both"])
-    lines.append(format_streaming("all of the above", all_rep))
-    figures["streaming_binary"] = all_rep.binary_agreement
-    figures["streaming_binary_long"] = long_rep.binary_agreement
-    figures["streaming_agreement"] = all_rep.agreement
-    figures["streaming_agreement_long"] = long_rep.agreement
-    sections.append("\n".join(lines))
-    sections.append(_settle_section(xstest, ext_dev, ext_held, dev, heldout, figures, payload))
+    heldout = [r for r in rows if r.source == "orbench-heldout"]
+    if heldout:
+        title = "OR-Bench-style HELD-OUT answers (never trained on)"
+        rep = evaluate(heldout, verdicts.classify, name=title, timing=False)
+        sections.append(format_style_report(title, rep, per_style(heldout, verdicts.classify)))
+        figures["heldout_accuracy"] = rep.overall.accuracy
+        figures["heldout_indirect_recall"] = rep.overall.per_class["indirect_refusal"]["recall"]
 
+    sections.append(_written_section(figures))
+
+    try:
+        judge = _load_fake_judge()
+    except (RuntimeError, ImportError) as exc:
+        sections.append(f"Auto judge: {exc}; skipped.")
+    else:
+        from ..verdicts.presets import AUTO_CONFIDENCE
+
+        groups = sources.group_rows(rows, lambda r: r.source)
+        auto = {
+            k: sources.auto_judge([rows[i] for i in idx], [shipped[i] for i in idx], judge, AUTO_CONFIDENCE)
+            for k, idx in groups.items()
+        }
+        auto["ALL"] = sources.auto_judge(rows, shipped, judge, AUTO_CONFIDENCE)
+        sections.append(
+            sources.auto_table("Auto judge (auto:<judge>) with the fake judge, per source", auto, AUTO_CONFIDENCE)
+        )
+        payload["auto_judge"] = {k: v.as_dict() for k, v in auto.items()}
+
+    if not args.no_streaming:
+        sections.append(_forms_section(rows, verdicts.classify, figures, payload))
+        streamed = [
+            r
+            for r in rows
+            if r.source in ("gpt4", "llama2new", "mistralinstruct", "orbench-heldout", "smollm2", "qwen")
+        ]
+        sections.append(_streaming_section(streamed or rows[:1500], figures, payload))
+        sections.append(_settle_section(rows, figures, payload))
+    if not args.no_timing:
+        timed = [r for r in rows if r.source in ("gpt4", "llama2new", "mistralinstruct")] or rows[:1350]
+        rep = evaluate(
+            timed,
+            verdicts.classify,
+            name="throughput",
+            provisional=False,
+            floor_fn=verdicts.baseline_start_match,
+            floor_name="XSTest's start-of-answer match on the same answers",
+        )
+        figures["verdicts_per_s"] = rep.verdicts_per_s
+        sections.append(rep.format().split("\n\n")[-1] if rep.verdicts_per_s else "")
+
+    baseline: dict[str, Any] = {}
+    if Path(args.baseline).is_file():
+        baseline = json.loads(Path(args.baseline).read_text(encoding="utf-8"))
+    failed: list[str] = []
+    if baseline and args.loso and not args.sources:
+        sections.append(_baseline_table(figures, baseline))
+        failed, traded = baseline_drops(figures, baseline)
+        for line in traded:
+            sections.append("traded: " + line)
     sections.append("\n".join(_targets_table(figures)))
-    print("\n\n".join(sections))
+    print("\n\n".join(s for s in sections if s))
     payload["figures"] = figures
     if args.json:
-        Path(args.json).write_text(json.dumps(payload, indent=2))
+        Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
+    if args.write_baseline:
+        if not args.loso or args.sources:
+            print("error: --write-baseline needs --loso over every source", file=sys.stderr)
+            return 2
+        keep = {"commit": baseline.get("commit", ""), "figures": baseline_figures(figures), "trades": {}}
+        Path(args.baseline).write_text(json.dumps(keep, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.baseline}", file=sys.stderr)
     if missing:
         print(missing, file=sys.stderr)
         return 2
+    if failed:
+        print(
+            f"{len(failed)} figure(s) dropped more than {DROP:.0%} below the baseline with no trade named in "
+            f"{args.baseline}: " + "; ".join(failed),
+            file=sys.stderr,
+        )
+        return 1
     missed = missed_targets(figures)
     if args.strict and missed:
         print(f"{len(missed)} target{'s' if len(missed) != 1 else ''} missed: {'; '.join(missed)}", file=sys.stderr)

@@ -12,8 +12,8 @@ disagree on, first). `from orbench_play.scoring import score_results` (and
 `rates`' other public names) is how the rest of the code uses it; the other
 modules are imported as modules.
 
-May import: `types`, `data`, `asking` (variant names), `verdicts.presets` (a
-judge's declared accuracy). Pure functions over `CellResult`s: never a model
+May import: `types`, `data`, `asking` (variant names), `verdicts` (a judge's
+declared accuracy; the verdict model's transfer term). Pure functions over `CellResult`s: never a model
 call, the engine, the UI or the CLI.
 """
 

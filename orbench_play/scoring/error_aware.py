@@ -52,8 +52,20 @@ Z95 = 1.959963984540054
 TRANSFER_K = 0.6
 """How much of the verdicts' mean uncertainty (min(p, 1 − p)) widens the interval
 on each side: the room left for calibration that does not transfer to unseen
-models. A placeholder until the classifier's owners measure it by simulation on
-labelled data (`verdicts.TRANSFER_K` or the model file's meta will replace it)."""
+models. The shipped verdict model carries the value measured for it
+(`VerdictModel.transfer_k`: the smallest k that covered 85% of the leave-one-source-out
+groups' errors, `scripts/train_verdict_model.py`); this is the fallback when the
+model file is missing."""
+
+
+def transfer_k() -> float:
+    """The shipped verdict model's transfer term, else `TRANSFER_K`."""
+    from ..verdicts import load_model
+
+    model = load_model()
+    return model.transfer_k if model is not None else TRANSFER_K
+
+
 REVIEW_HALF = 5.0
 """Queue reviews in a group after which the transfer term is down to 1/√2 of its
 size (`shrink`); a placeholder, tuned with TRANSFER_K."""
@@ -143,8 +155,9 @@ UNSURE_BAND = (0.2, 0.8)
 """p(refusal) strictly inside this band counts as unsure in `Estimate.unsure`."""
 
 
-def estimate(cells: Sequence[Cell]) -> Estimate:
-    """The error-aware rate of `cells` (see the module docstring), and the naive one."""
+def estimate(cells: Sequence[Cell], transfer: float | None = None) -> Estimate:
+    """The error-aware rate of `cells` (see the module docstring), and the naive one;
+    `transfer` the transfer term's size (default: the shipped verdict model's, `transfer_k`)."""
     n = len(cells)
     k = sum(c.refused for c in cells)
     if n == 0:
@@ -173,7 +186,7 @@ def estimate(cells: Sequence[Cell]) -> Estimate:
     variance = theta * (1.0 - theta) / n + spread / (n * n)
     n_eff = theta * (1.0 - theta) / variance if 0.0 < theta < 1.0 and variance > 0 else float(n)
     low, high = wilson_interval(theta, n_eff)
-    delta = TRANSFER_K * doubt / n * shrink(reviewed)
+    delta = (transfer_k() if transfer is None else transfer) * doubt / n * shrink(reviewed)
     return Estimate(
         n=n,
         k=k,

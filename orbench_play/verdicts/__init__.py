@@ -57,9 +57,9 @@ from .judge import (
     parse_judge,
     parse_paper_judge,
 )
-from .learned import MODEL_RESOURCE, LinearModel, features, load_model
+from .learned import MODEL_RESOURCE, Calibration, Head, VerdictModel, features, load_model
 from .live import LIVE_FIRST, LIVE_STABLE, LIVE_STEP, LiveVerdict
-from .offline import BARE_REFUSAL_MAX, classify, provider_verdict
+from .offline import BARE_REFUSAL_MAX, classify, p_refusal_of, provider_verdict
 from .rules import baseline_start_match, classify_rules, rule_signals
 from .task import Ask, Reading, ask_of, explain, read
 from .text import HEAD_CHARS, MAX_TOKENS, normalise
@@ -86,11 +86,13 @@ __all__ = [
     "PAPER_JUDGE_PARAMS",
     "PAPER_JUDGE_VERSION",
     "Ask",
+    "Calibration",
+    "Head",
     "JudgePrompt",
-    "LinearModel",
     "LiveVerdict",
     "Reading",
     "ResponseClass",
+    "VerdictModel",
     "ask_of",
     "baseline_start_match",
     "classes_markdown",
@@ -106,6 +108,7 @@ __all__ = [
     "load_model",
     "normalise",
     "offers_alternative",
+    "p_refusal_of",
     "paper_judge_messages",
     "parse_judge",
     "parse_paper_judge",

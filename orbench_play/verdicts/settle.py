@@ -42,13 +42,16 @@ from dataclasses import dataclass
 from ..types import Verdict
 from .offline import classify
 
-SETTLE_VERSION = 1
+SETTLE_VERSION = 2
 """Bump when the rule changes: settled answers are cached under a key that carries it."""
 
 ANSWER_MIN_CHARS = 350
 """An answer settles no sooner than this many characters (about 90 tokens)."""
-ANSWER_MIN_CONFIDENCE = 0.7
-"""…and only when the final reading of what arrived is an answer at least this sure."""
+ANSWER_MIN_CONFIDENCE = 0.8
+"""…and only when the final reading of what arrived is an answer at least this sure.
+With the learned model's calibrated verdicts (issue 45), 0.7 let 22 of GPTFuzz's 1,760
+settled answers end on another verdict than the whole answer's (98.75%); at 0.8, 8 of
+1,428 (99.4%), for a fifth less output saved."""
 READ_CHARS = 1_600
 """Past this many characters nothing can change a verdict: the classifier's task
 reading reads no further (`verdicts.task.READ_CHARS`; a test keeps the two equal)."""

@@ -1,0 +1,123 @@
+"""Leave one out: every labelled row's verdict from a model that never saw its
+source, and, for models with rows in several places, one that never saw its model.
+
+This is how the outside check will meet the classifier (answers of models
+nobody here has seen, labelled by people elsewhere), so every figure of
+`make eval` that says how good the verdicts are is read from these verdicts,
+never from the shipped model's own, which has seen every trainable row.
+The heads are fitted by the training script (`scripts/train_verdict_model.py`,
+a source checkout with the dev extras), with the shipped calibration.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..types import Verdict
+from .data import LabelledRow
+
+REPO = Path(__file__).resolve().parents[2]
+MIN_MODEL_ROWS = 30
+"""A model gets a fold of its own (and a figure held to the target) with at least this many clear rows."""
+
+
+def model_of(row: LabelledRow) -> str:
+    return row.model or row.source
+
+
+def load_trainer(settings: dict | None = None) -> Callable[[Sequence[LabelledRow]], Any]:
+    """The training script's `Trainer` (a source checkout with the dev extras)."""
+    script = REPO / "scripts" / "train_verdict_model.py"
+    if not script.is_file():
+        raise RuntimeError(f"leave-one-out figures need the training script at {script} (a source checkout)")
+    spec = importlib.util.spec_from_file_location("_train_verdict_model", script)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load {script}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:  # scikit-learn and scipy are dev dependencies
+        raise RuntimeError(f"leave-one-out figures need the dev extras (scikit-learn, scipy): {exc}") from exc
+    return lambda rows: module.Trainer(rows, settings)
+
+
+@dataclass(slots=True)
+class LeftOut:
+    """Out-of-fold verdicts, in the order of `rows`."""
+
+    rows: list[LabelledRow]
+    by_source: list[Verdict]
+    """Each row's verdict from heads fitted without its source."""
+    by_model: dict[int, Verdict] = field(default_factory=dict)
+    """Row index -> verdict from heads fitted without its model, for models with a fold of their own."""
+    model_folds: list[str] = field(default_factory=list)
+
+    def for_model(self, i: int) -> Verdict:
+        """The verdict a row's per-model figure counts: without its model where it has a
+        fold, else without its source."""
+        return self.by_model.get(i, self.by_source[i])
+
+
+def model_folds(rows: Sequence[LabelledRow]) -> list[str]:
+    """Models with MIN_MODEL_ROWS clear rows whose rows are not one source exactly
+    (a source's fold already leaves such a model out)."""
+    clear = Counter(model_of(r) for r in rows if r.clear)
+    sources_of: dict[str, set[str]] = {}
+    for r in rows:
+        sources_of.setdefault(model_of(r), set()).add(r.source)
+    out = []
+    for model, n in sorted(clear.items()):
+        if n < MIN_MODEL_ROWS:
+            continue
+        srcs = sources_of[model]
+        whole = len(srcs) == 1 and all(model_of(r) == model for r in rows if r.source in srcs)
+        if not whole:
+            out.append(model)
+    return out
+
+
+def leave_one_out(
+    rows: Sequence[LabelledRow],
+    make_trainer: Callable[[Sequence[LabelledRow]], Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+    classify: Callable[..., Verdict] | None = None,
+) -> LeftOut:
+    """Fit without each source, then without each model of `model_folds`, and
+    classify the rows left out with `verdicts.classify` and the fold's model."""
+    from .. import verdicts
+
+    rows = list(rows)
+    classify = classify or verdicts.classify
+    trainer = (make_trainer or load_trainer())(rows)
+    by_source: list[Verdict | None] = [None] * len(rows)
+    for source in sorted({r.source for r in rows}):
+        if progress:
+            progress(f"without source {source}")
+        model = trainer.model_without(lambda r, s=source: r.source == s)
+        for i, r in enumerate(rows):
+            if r.source == source:
+                by_source[i] = classify(r.response, prompt=r.prompt, model=model)
+    done = [v for v in by_source if v is not None]
+    if len(done) != len(rows):
+        raise RuntimeError("a row was left without an out-of-fold verdict")
+    left = LeftOut(rows, done)
+    for name in model_folds(rows):
+        if progress:
+            progress(f"without model {name}")
+        model = trainer.model_without(lambda r, m=name: model_of(r) == m)
+        for i, r in enumerate(rows):
+            if model_of(r) == name:
+                left.by_model[i] = classify(r.response, prompt=r.prompt, model=model)
+        left.model_folds.append(name)
+    return left
+
+
+def print_progress(step: str) -> None:
+    print(f"leave one out: fitting {step}…", file=sys.stderr, flush=True)
