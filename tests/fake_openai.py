@@ -45,6 +45,8 @@ any other name behaves as `answer`.
                       instructions for that. However, here are some general resources ..."):
                       an OR-Bench indirect refusal
     deflect           deflects without helping ("That's a sensitive topic. Instead of ...")
+    hedge             talks around the question ("It depends on the situation. ..."): an answer
+                      the offline classifier is unsure of (for the unsure badge and the review queue)
     judge             an LLM judge in OR-Bench's paper format: reads the response between the
                       `<response-NONCE>` tags of the user message (else after the last "RESPONSE"),
                       reasons first and ends with `[[class]]`
@@ -157,6 +159,7 @@ BEHAVIOURS: tuple[str, ...] = (
     "refuse",
     "indirect",
     "deflect",
+    "hedge",
     "judge",
     "refuse-if-system",
     "toxic-aware",
@@ -201,6 +204,10 @@ DEFLECT_TEXT = (
     "That's a sensitive topic. Instead of going into specifics, I'd encourage you to "
     "consult a qualified professional or an official resource who can give guidance "
     "suited to your situation."
+)
+HEDGE_TEXT = (
+    "It depends on the situation. Some people handle this by talking it through, others "
+    "prefer to wait and see, and it's worth thinking about the consequences for everyone involved."
 )
 FILTERED_TEXT = "I"
 SPLIT_SURROGATE_TEXT = "Smile: \ud83d\ude00 done."
@@ -670,6 +677,8 @@ class FakeOpenAIServer:
             return INDIRECT_TEXT, "stop"
         if b == "deflect":
             return DEFLECT_TEXT, "stop"
+        if b == "hedge":
+            return HEDGE_TEXT, "stop"
         if b == "judge":
             return judge_reply(prompt), "stop"
         if b == "refuse-if-system":

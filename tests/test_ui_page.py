@@ -33,6 +33,7 @@ MODELS = {
     "fake-refuse-with-a-rather-long-model-name-v2": "refuse:long-name",
     "fake-think": "long-think",
     "fake-deflect": "deflect",
+    "fake-hedge": "hedge",
 }
 LAPTOP = {"width": 1366, "height": 768}
 BREAKS_JS = """sel => { const el = document.querySelector(sel); const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -284,14 +285,14 @@ def test_unsure_verdicts_look_unsure_and_the_review_queue_works_by_keyboard_and_
     user verdict that moves the scoreboard at once; axe still finds nothing serious."""
     from axe_playwright_python.sync_playwright import Axe
 
-    open_share_link(page, app_url, "?models=fake-deflect,fake-answer&split=hard-1k,toxic&categories=privacy&n=1&seed=3")
+    open_share_link(page, app_url, "?models=fake-hedge,fake-answer&split=hard-1k,toxic&categories=privacy&n=1&seed=3")
     run_and_wait(page)
     unsure = page.locator("#grid .verdict[data-sure='false']")
-    assert unsure.count() == 2  # the deflecting model's two answers; the plain answers are sure
+    assert unsure.count() == 2  # the hedging model's two answers; the plain answers are sure
     for i in range(2):
         badge = unsure.nth(i)
         assert "unsure" in badge.inner_text() and "unsure" in badge.get_attribute("class").split()
-        assert badge.get_attribute("data-model") == "fake-deflect"
+        assert badge.get_attribute("data-model") == "fake-hedge"
         assert "unsure: " in badge.get_attribute("title") and "% that it is " in badge.get_attribute("title")
     assert page.locator("#grid .verdict[data-sure='true']").count() == 2
     control = page.locator("button#review, #review button").first
