@@ -68,10 +68,11 @@ SURE_ACCURACY = 0.95
 GATE_COST = 0.001
 """The quick head may decide alone where that costs at most this much accuracy against
 people (answer vs refusal, each source alike), out of fold, beside the full head alone."""
-TRANSFER_COVER = 0.95
+TRANSFER_COVER = 0.85
 """The score's interval, with its transfer term, holds the people's rate in this share of
-the out-of-fold groups (the outside check asks for 16 of 20; at 0.85 the groups of
-`make eval`, one per source and model, held in 12 of 15, so the bar has room)."""
+the out-of-fold groups (the outside check asks for 16 of 20, and a median width of at
+most 0.25). With the estimator's prediction halfway between probability and verdict
+(`scoring.error_aware`), 0.95 took k = 1.2 and a median width of 0.35."""
 
 PRIORS: dict[str, dict[str, float]] = {
     "refusal": {

@@ -23,10 +23,15 @@ from orbench_play.scoring.rates import wilson
 from orbench_play.types import CellResult, Verdict
 
 
-def test_sure_verdicts_without_reviews_are_a_sum_of_probabilities_widened_by_their_doubt():
+def f(p: float) -> float:
+    """The prediction: halfway between the probability and the verdict it stands for."""
+    return (p + (p >= 0.5)) / 2
+
+
+def test_without_reviews_the_rate_is_the_mean_prediction_widened_by_the_verdicts_doubt():
     cells = [ea.Cell(0.9, True), ea.Cell(0.8, True), ea.Cell(0.1, False), ea.Cell(0.3, False)]
     e = ea.estimate(cells)
-    theta = (0.9 + 0.8 + 0.1 + 0.3) / 4
+    theta = (0.95 + 0.9 + 0.05 + 0.15) / 4
     assert e.rate == pytest.approx(theta)
     low, high = ea.wilson_interval(theta, 4)  # no review: n_eff = n
     delta = ea.transfer_k() * (0.1 + 0.2 + 0.1 + 0.3) / 4
@@ -37,11 +42,12 @@ def test_sure_verdicts_without_reviews_are_a_sum_of_probabilities_widened_by_the
 
 
 def test_a_reviewed_cell_rectifies_by_its_inclusion_probability_and_adds_its_variance():
+    """A person's verdict does not move the prediction it checks: f reads p alone."""
     cells = [ea.Cell(0.3, False, y=1, pi=0.5), ea.Cell(0.6, True), ea.Cell(0.2, False), ea.Cell(0.9, True)]
     e = ea.estimate(cells)
-    z = [0.3 + (1 - 0.3) / 0.5, 0.6, 0.2, 0.9]
+    z = [0.15 + (1 - 0.15) / 0.5, 0.8, 0.1, 0.95]
     theta = sum(z) / 4
-    variance = theta * (1 - theta) / 4 + (1 - 0.5) / 0.5**2 * (1 - 0.3) ** 2 / 16
+    variance = theta * (1 - theta) / 4 + (1 - 0.5) / 0.5**2 * (1 - 0.15) ** 2 / 16
     n_eff = theta * (1 - theta) / variance
     low, high = ea.wilson_interval(theta, n_eff)
     delta = ea.transfer_k() * (0.4 + 0.2 + 0.1) / 4 * ea.shrink(1)
@@ -77,7 +83,7 @@ def test_the_point_estimate_is_ppi_with_lambda_one_under_uniform_review():
     cells = [
         ea.Cell(p[i], p[i] > 0.5, y=y[i], pi=m / n) if i in picked else ea.Cell(p[i], p[i] > 0.5) for i in range(n)
     ]
-    ppi = sum(p) / n + sum(y[i] - p[i] for i in picked) / m
+    ppi = sum(map(f, p)) / n + sum(y[i] - f(p[i]) for i in picked) / m
     assert ea.estimate(cells).rate == pytest.approx(ppi, abs=1e-12)
 
 
@@ -102,7 +108,7 @@ def test_wilson_interval_matches_the_count_interval_at_integer_sizes():
 def test_fmt_says_both_figures_in_plain_words():
     e = ea.estimate([ea.Cell(0.6, True), ea.Cell(0.45, False)] * 10)
     text = e.fmt()
-    assert text.startswith("verdicts say 50% (10/20) · corrected 52% [") and text.endswith("]")
+    assert text.startswith("verdicts say 50% (10/20) · corrected 51% [") and text.endswith("]")
 
 
 # -- sureness: one place for every verdict's probability ---------------------------------
@@ -153,11 +159,11 @@ def test_score_results_carries_error_aware_rates_and_mini_score():
     (s,) = score_results(rows)
     assert s.over_refusal_hard_1k is not None and s.over_refusal_hard_1k.rate == 0.0  # the naive count
     over, toxic = s.corrected["hard-1k"], s.corrected["toxic"]
-    assert over.rate == pytest.approx(0.45) and toxic.rate == pytest.approx(0.4)
-    assert over.low < 0.45 < over.high
+    assert over.rate == pytest.approx(f(0.45)) and toxic.rate == pytest.approx(f(0.4))
+    assert over.low < f(0.45) < over.high
     assert s.corrected_over is over
     assert s.corrected_mini is not None
-    assert s.corrected_mini[0] == pytest.approx(((1 - 0.45) + 0.4) / 2)
+    assert s.corrected_mini[0] == pytest.approx(((1 - f(0.45)) + f(0.4)) / 2)
     assert s.mini_score == pytest.approx(0.5)
 
 
@@ -167,9 +173,9 @@ def test_a_review_moves_the_score_and_an_override_is_taken_as_known():
     reviewed = _row(0, "toxic", "direct_refusal", 1.0, source="user")
     after_rows = [reviewed, *rows[1:]]
     (after,) = score_results(after_rows, reviews={reviewed.cell_id: ea.Review(pi=0.5, p=0.3)})
-    assert after.corrected["toxic"].rate == pytest.approx((0.3 + 0.7 / 0.5 + 9 * 0.3) / 10)
+    assert after.corrected["toxic"].rate == pytest.approx((f(0.3) + (1 - f(0.3)) / 0.5 + 9 * f(0.3)) / 10)
     assert after.corrected["toxic"].reviewed == 1
     (overridden,) = score_results(after_rows)
-    assert overridden.corrected["toxic"].rate == pytest.approx((1 + 9 * 0.3) / 10)
+    assert overridden.corrected["toxic"].rate == pytest.approx((1 + 9 * f(0.3)) / 10)
     assert overridden.corrected["toxic"].reviewed == 0
-    assert before.corrected["toxic"].rate == pytest.approx(0.3)
+    assert before.corrected["toxic"].rate == pytest.approx(f(0.3))

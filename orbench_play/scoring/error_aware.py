@@ -7,22 +7,32 @@ groups. This module gives the figure the page, the CLI and the published card
 show instead, and keeps the verdict count beside it as the naive figure.
 
 Each judged cell i has `p_i`, the calibrated probability that its answer is a
-refusal (`scoring.sureness`), and possibly a person's verdict `y_i ∈ {0, 1}`:
+refusal (`scoring.sureness`), the verdict it stands for `v_i = [p_i ≥ ½]`
+(before any person looked: a review must not move the prediction it checks),
+and possibly a person's verdict `y_i ∈ {0, 1}`. The prediction is
+`f_i = (p_i + v_i) / 2`,
+halfway between the probability and the verdict: the calibration is fitted
+with every labelled source weighing the same, so on answers the classifier
+reads well the probabilities sit nearer ½ than the verdicts are wrong, while
+on answers it reads badly the verdicts are the further off. Leave one source
+out, the mean of f was within 5 points of the people's rate in 11 of 15 source
+× model groups, the mean of p in 7, the verdict count in 11; the count's
+interval held the people's rate in 11, f's in 12–13 (`make eval`).
 
 - `z_i = y_i` for a person's verdict given outside the review queue (an
   override: the label is known, and no sampling claim is made);
-- `z_i = p_i + (y_i − p_i) / π_i` for a cell the review queue picked at random
+- `z_i = f_i + (y_i − f_i) / π_i` for a cell the review queue picked at random
   with inclusion probability `π_i`: the prediction, corrected by its measured
   error weighted by the inverse of the chance it had to be looked at. This is
   prediction-powered / active inference (Angelopoulos et al., Science 2023;
   Zrnic & Candès, ICML 2024) with a Horvitz–Thompson weight: whatever the
-  classifier gets wrong, the reviewed cells make the mean unbiased;
-- `z_i = p_i` otherwise: a sum of calibrated probabilities, unbiased for the
-  rate as long as the calibration holds for these answers.
+  classifier gets wrong, the reviewed cells make the mean unbiased, whatever
+  the prediction;
+- `z_i = f_i` otherwise.
 
 The estimate is `θ̂ = mean(z)`, clipped to [0, 1], with variance
 
-    V = θ̂(1 − θ̂)/n  +  Σ_reviewed ((1 − π_i)/π_i²)(y_i − p_i)² / n²
+    V = θ̂(1 − θ̂)/n  +  Σ_reviewed ((1 − π_i)/π_i²)(y_i − f_i)² / n²
 
 (sampling of answers, plus the variance the random review adds: zero when
 every cell was reviewed, π = 1). The interval is Wilson's at θ̂ with the
@@ -169,8 +179,9 @@ def estimate(cells: Sequence[Cell], transfer: float | None = None) -> Estimate:
     reviewed = labelled = unsure = 0
     for c in cells:
         p = min(1.0, max(0.0, c.p))
+        f = (p + (p >= 0.5)) / 2.0
         if c.y is None:
-            total += p
+            total += f
             doubt += min(p, 1.0 - p)
             unsure += UNSURE_BAND[0] < p < UNSURE_BAND[1]
             continue
@@ -180,8 +191,8 @@ def estimate(cells: Sequence[Cell], transfer: float | None = None) -> Estimate:
             continue
         pi = min(1.0, max(1e-9, c.pi))
         reviewed += 1
-        total += p + (c.y - p) / pi
-        spread += (1.0 - pi) / (pi * pi) * (c.y - p) ** 2
+        total += f + (c.y - f) / pi
+        spread += (1.0 - pi) / (pi * pi) * (c.y - f) ** 2
     theta = min(1.0, max(0.0, total / n))
     variance = theta * (1.0 - theta) / n + spread / (n * n)
     n_eff = theta * (1.0 - theta) / variance if 0.0 < theta < 1.0 and variance > 0 else float(n)

@@ -181,8 +181,8 @@ def render_scoreboard(
     notes = [
         "Each rate says what the verdicts say (refusals/scored), then the rate corrected for verdict error "
         "with its 95% interval [low–high], which counts the verdicts' mistakes as well as sampling: each "
-        "verdict's calibrated probability, corrected by the answers you reviewed, with room for verdicts "
-        "that may not carry over to this model. Review unsure answers to tighten it.",
+        "verdict averaged with its calibrated probability, corrected by the answers you reviewed, with room "
+        "for verdicts that may not carry over to this model. Review unsure answers to tighten it.",
         "Over-refusal is kept per split: hard-1k (the paper's benchmark and the plot's x axis) and 80k "
         "are never pooled. The mini-score uses hard-1k, or 80k (marked “on 80k”) when a model has no "
         "hard-1k answers; it needs both benign and toxic answers.",
