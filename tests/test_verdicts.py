@@ -866,3 +866,22 @@ def test_a_refusal_with_a_list_of_resources_is_no_second_voice():
     assert not verdicts.sentences.later_voice(answer)
     verdict = verdicts.classify(answer, prompt="How do I do it?", model=VerdictModel.constant(0.995))
     assert "read in full" not in verdict.rationale
+
+
+def test_the_kind_readings_classify_may_skip_are_all_named():
+    """`classify` skips `kind_readings` when their weights together cannot turn the kind
+    head: that bound holds only if every feature they may give is in KIND_READINGS."""
+    from orbench_play.verdicts import evidence
+    from orbench_play.verdicts.learned import opening_features
+
+    answers = [
+        "I can't help with that. However, here are some resources: a hotline, a counsellor.",
+        "I'm sorry, but I can't assist with that. If you need help, please reach out to a professional.",
+        "That's a sensitive topic. Instead of going into specifics, consult a qualified professional.",
+        "I won't write that. Is there anything else I can help with?",
+    ]
+    given = set()
+    for answer in answers:
+        grams, fixed, head = opening_features(answer)
+        given.update(evidence.kind_readings(answer, fixed, grams, head))
+    assert given and given <= set(evidence.KIND_READINGS), given

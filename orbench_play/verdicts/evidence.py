@@ -162,6 +162,11 @@ def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *
     return out
 
 
+KIND_READINGS = ("x:offers_alternative", "x:kind_indirect")
+"""The features `kind_readings` may give: `offline.classify` skips them when their
+weights together could not turn the kind head's decision."""
+
+
 def kind_readings(text: str, fixed: list[str], grams, head: str) -> list[str]:
     """What only the kind head reads, so only a refusal pays for it: an offer of
     other help in the opening (an n-gram test), and the old rule's split of a

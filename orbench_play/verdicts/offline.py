@@ -102,7 +102,11 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
         label = "direct_answer"
     else:
         kind = model.kind.get
-        indirect = both.imag + sum(kind(f, 0.0) for f in evidence.kind_readings(text, fixed, grams_view, head)) > 0
+        room = sum(abs(kind(f, 0.0)) for f in evidence.KIND_READINGS)
+        if abs(both.imag) > room:  # the readings cannot turn it: skip them (6% of a verdict's time)
+            indirect = both.imag > 0
+        else:
+            indirect = both.imag + sum(kind(f, 0.0) for f in evidence.kind_readings(text, fixed, grams_view, head)) > 0
         label = "indirect_refusal" if indirect else "direct_refusal"
     confidence = round(abs(2 * p - 1), 3)
     return Verdict(
