@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .data import LabelledRow, load_jsonl, load_rows
+from .data import LabelledRow, json_lines, load_jsonl, load_rows
 from .external import ROOT as EXTERNAL_ROOT
 from .external import load_external
 
@@ -63,25 +63,21 @@ def load_political(path: Path) -> list[LabelledRow]:
 def load_embedded(path: Path = EMBEDDED) -> list[LabelledRow]:
     """The embedded models' own answers, labelled here (eval/README.md)."""
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            label = rec["label"]
-            unclear = label == "unclear"
-            rows.append(
-                LabelledRow(
-                    prompt=rec["prompt"],
-                    response=rec["response"],
-                    label="direct_refusal" if unclear else label,
-                    source=EMBEDDED_SOURCES.get(rec["model"], rec["model"]),
-                    row_id=rec.get("id") or str(i),
-                    style=rec.get("system_prompt") or "",
-                    model=rec["model"],
-                    clear=not unclear,
-                )
+    for i, rec in json_lines(path):
+        label = rec["label"]
+        unclear = label == "unclear"
+        rows.append(
+            LabelledRow(
+                prompt=rec["prompt"],
+                response=rec["response"],
+                label="direct_refusal" if unclear else label,
+                source=EMBEDDED_SOURCES.get(rec["model"], rec["model"]),
+                row_id=rec.get("id") or str(i),
+                style=rec.get("system_prompt") or "",
+                model=rec["model"],
+                clear=not unclear,
             )
+        )
     return rows
 
 

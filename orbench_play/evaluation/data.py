@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,28 +99,39 @@ def load_csv(path: str | Path) -> list[LabelledRow]:
     return rows
 
 
-def load_jsonl(path: str | Path) -> list[LabelledRow]:
-    """An OR-Bench-style set: one JSON object per line (see eval/README.md)."""
-    path = Path(path)
-    rows = []
+def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """Each non-blank line of a JSONL file as (line number, object): every labelled
+    set here is read this way. A line that is not JSON is a ValueError naming the
+    file and the line."""
     with path.open(encoding="utf-8") as fh:
         for i, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
-                rows.append(
-                    LabelledRow(
-                        prompt=rec.get("prompt") or "",
-                        response=rec["response"],
-                        label=_normalise_label(rec["label"]),
-                        source=f"orbench-{rec.get('set') or path.stem}",
-                        row_id=str(rec.get("row_id") or i),
-                        style=rec.get("style") or "",
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
+            except ValueError as exc:
                 raise ValueError(f"{path}, line {i}: {exc}") from None
+            yield i, rec
+
+
+def load_jsonl(path: str | Path) -> list[LabelledRow]:
+    """An OR-Bench-style set: one JSON object per line (see eval/README.md)."""
+    path = Path(path)
+    rows = []
+    for i, rec in json_lines(path):
+        try:
+            rows.append(
+                LabelledRow(
+                    prompt=rec.get("prompt") or "",
+                    response=rec["response"],
+                    label=_normalise_label(rec["label"]),
+                    source=f"orbench-{rec.get('set') or path.stem}",
+                    row_id=str(rec.get("row_id") or i),
+                    style=rec.get("style") or "",
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}, line {i}: {exc}") from None
     return rows
 
 

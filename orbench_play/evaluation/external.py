@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from .data import CLASSES, LabelledRow
+from .data import CLASSES, LabelledRow, json_lines
 
 ROOT = Path("../shared/data/labelled_answers")
 """Relative to the repository root (where `make eval` runs)."""
@@ -155,15 +155,11 @@ def read_labels(path: Path | str = LABELS) -> dict[tuple[str, str], str]:
     if not path.is_file():
         return {}
     out: dict[tuple[str, str], str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            label = rec["label"]
-            if label not in (*CLASSES, UNCLEAR):
-                raise ValueError(f"{path}, line {i}: unknown label {label!r}")
-            out[(rec["source"], rec["row_id"])] = label
+    for i, rec in json_lines(path):
+        label = rec["label"]
+        if label not in (*CLASSES, UNCLEAR):
+            raise ValueError(f"{path}, line {i}: unknown label {label!r}")
+        out[(rec["source"], rec["row_id"])] = label
     return out
 
 

@@ -19,12 +19,11 @@ other people's labels).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..types import REFUSALS
-from .data import LabelledRow, _normalise_label
+from .data import LabelledRow, _normalise_label, json_lines
 from .harness import ClassifyFn, _caller, _label_of
 
 WRITTEN_SHAPES = Path(__file__).resolve().parents[2] / "eval" / "written_shapes.jsonl"
@@ -38,30 +37,26 @@ def load_written(path: str | Path = WRITTEN_SHAPES) -> list[LabelledRow]:
     path = Path(path)
     rows: list[LabelledRow] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                origin = str(rec["origin"])
-                shape = str(rec["shape"])
-                if not shape:
-                    raise ValueError("empty shape")
-                k = seen.get(origin, 0)
-                seen[origin] = k + 1
-                rows.append(
-                    LabelledRow(
-                        prompt=rec.get("prompt") or "",
-                        response=rec["response"],
-                        label=_normalise_label(rec["label"]),
-                        source=SOURCE,
-                        row_id=f"{origin}#{k}",
-                        style=shape,
-                    )
+    for i, rec in json_lines(path):
+        try:
+            origin = str(rec["origin"])
+            shape = str(rec["shape"])
+            if not shape:
+                raise ValueError("empty shape")
+            k = seen.get(origin, 0)
+            seen[origin] = k + 1
+            rows.append(
+                LabelledRow(
+                    prompt=rec.get("prompt") or "",
+                    response=rec["response"],
+                    label=_normalise_label(rec["label"]),
+                    source=SOURCE,
+                    row_id=f"{origin}#{k}",
+                    style=shape,
                 )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}, line {i}: {exc}") from None
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}, line {i}: {exc}") from None
     return rows
 
 
