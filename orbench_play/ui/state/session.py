@@ -176,15 +176,8 @@ class Session:
     def begin_follow_up(self, prev: RunView, follow_ups: Sequence[FollowUp], said: str) -> RunView:
         """A follow-up run over `prev`'s grid: the cells followed up on ask their next
         turn (their earlier turns collapsed above it); the others are shown as they were."""
-        turns = self.conversation_turns(prev)
-        self.runs += 1
-        run = RunView(
-            self.runs, list(prev.prompts), list(prev.model_labels), tag=prev.tag, repeats=prev.repeats,
-            variants=dict(prev.variants),
-        )  # fmt: skip
-        run.specs, run.params, run.judge, run.follow_up = prev.specs, prev.params, prev.judge, said
-        run.settles = prev.settles
-        run.entry = prev.entry or prev.number
+        run, turns = self._next_grid(prev)
+        run.follow_up = said
         run.round = self.history.follow_ups(run.entry) + 1
         asked = {(f.row_id, f.model, f.repeat): f for f in follow_ups}
         for first in list(run.order):
@@ -195,47 +188,39 @@ class Session:
                 cell = CellView(turn_cell_id(first, follow.turn), base.row_id, base.model, base.repeat)
                 cell.turn, cell.said = follow.turn, follow.text
                 run.carry(base, cell, conversation[: follow.turn - 1])
-            elif conversation:
-                last = conversation[-1]
-                cell = CellView(last.cell_id, base.row_id, base.model, base.repeat, started=True, result=last)
-                cell.turn, cell.said, cell.carried = last.turn, last.follow_up, True
-                cell.text, cell.thoughts = last.response, last.reasoning
-                run.carry(base, cell, conversation[:-1])
-            else:  # never finished (stopped): nothing to follow up, shown as it was
-                base.stopped = base.carried = True
-                run.n_carried += 1
-        self.run = run
-        self.shown = None
-        self.history.follow(prev, run)
-        return run
+            else:
+                _show_as_it_was(run, base, conversation)
+        return self._open(prev, run)
 
     def begin_finish(self, prev: RunView, cells: Sequence[str]) -> RunView:
         """A run over `prev`'s grid that asks `cells` (first turns stopped once their
         verdict settled) again, to their end; the others are shown as they were."""
+        run, turns = self._next_grid(prev)
+        run.finishing = True
+        wanted = set(cells)
+        for first in list(run.order):
+            base = run.cells[first]
+            if first in wanted:
+                run.carry(base, CellView(first, base.row_id, base.model, base.repeat), [])
+            else:
+                _show_as_it_was(run, base, turns.get(first, []))
+        return self._open(prev, run)
+
+    def _next_grid(self, prev: RunView) -> tuple[RunView, dict[str, list[CellResult]]]:
+        """A new run over `prev`'s grid with its models, settings and judge, filed under
+        the same entry of the run list, and the conversations `prev`'s cells hold."""
         turns = self.conversation_turns(prev)
         self.runs += 1
         run = RunView(
             self.runs, list(prev.prompts), list(prev.model_labels), tag=prev.tag, repeats=prev.repeats,
             variants=dict(prev.variants),
         )  # fmt: skip
-        run.specs, run.params, run.judge, run.finishing = prev.specs, prev.params, prev.judge, True
+        run.specs, run.params, run.judge = prev.specs, prev.params, prev.judge
         run.entry = prev.entry or prev.number
-        run.settles = prev.settles  # what a later Run or follow-up of this grid does, not this run
-        wanted = set(cells)
-        for first in list(run.order):
-            base = run.cells[first]
-            conversation = turns.get(first, [])
-            if first in wanted:
-                run.carry(base, CellView(first, base.row_id, base.model, base.repeat), [])
-            elif conversation:
-                last = conversation[-1]
-                cell = CellView(last.cell_id, base.row_id, base.model, base.repeat, started=True, result=last)
-                cell.turn, cell.said, cell.carried = last.turn, last.follow_up, True
-                cell.text, cell.thoughts = last.response, last.reasoning
-                run.carry(base, cell, conversation[:-1])
-            else:  # never finished (stopped): shown as it was
-                base.stopped = base.carried = True
-                run.n_carried += 1
+        run.settles = prev.settles  # what a later Run or follow-up of this grid does
+        return run, turns
+
+    def _open(self, prev: RunView, run: RunView) -> RunView:
         self.run = run
         self.shown = None
         self.history.follow(prev, run)
@@ -452,6 +437,20 @@ class Session:
         self.closed = True
         self.cancel_task()
         self.files.close()
+
+
+def _show_as_it_was(run: RunView, base: CellView, conversation: list[CellResult]) -> None:
+    """A cell the new run does not ask: its last turn carried over as it was, or,
+    never finished (stopped), the cell itself."""
+    if conversation:
+        last = conversation[-1]
+        cell = CellView(last.cell_id, base.row_id, base.model, base.repeat, started=True, result=last)
+        cell.turn, cell.said, cell.carried = last.turn, last.follow_up, True
+        cell.text, cell.thoughts = last.response, last.reasoning
+        run.carry(base, cell, conversation[:-1])
+    else:
+        base.stopped = base.carried = True
+        run.n_carried += 1
 
 
 def new_session() -> Session:
