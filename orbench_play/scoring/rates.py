@@ -41,14 +41,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..data import CUSTOM_PREFIX, DataError
 from ..types import BENIGN_SPLITS, CATEGORIES, REFUSALS, CellResult
-from .error_aware import Cell, Estimate, Review, cell_of, estimate
+from .error_aware import Z95, Cell, Estimate, Review, cell_of, estimate, wilson_interval
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
     import pandas as pd
 
-Z95 = 1.959963984540054
 REAL_VERDICTS: frozenset[str] = frozenset({"direct_answer", "direct_refusal", "indirect_refusal"})
 RATE_SPLITS: tuple[str, ...] = ("hard-1k", "80k", "toxic")
 """The splits that have a rate of their own, in the order they are shown."""
@@ -58,20 +57,11 @@ PAPER_COLUMNS: tuple[str, ...] = ("model", "hard_1k_rejection_pct", "toxic_rejec
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials; (0, 1) when n is 0."""
+    """Wilson score interval for k successes in n trials; (0, 1) when n is 0
+    (`error_aware.wilson_interval` at k/n: exact 0 and 1 at the edges)."""
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    # Exact at the edges: rounding would otherwise leave e.g. 1e-17 at k=0.
-    low = 0.0 if k == 0 else max(0.0, centre - half)
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return low, high
+    return wilson_interval(k / n if n else 0.0, n, z)
 
 
 @dataclass(frozen=True)
