@@ -31,7 +31,7 @@ import json
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +139,19 @@ class Example:
     row: int = -1
     trained: bool = False
     """Trained on (`capped`); every final example is classified out of fold either way."""
+    voices: list[Voice] = field(default_factory=list)
+    """A final answer's later voices (`sentences.later_voices`), each read on its
+    own: never trained on (a row's label is the whole answer's), but classified
+    out of fold as `verdicts.classify` reads them."""
+
+
+@dataclass(slots=True)
+class Voice:
+    """What the refusal heads read of one later voice of an answer."""
+
+    quick: dict[str, float]
+    full: dict[str, float]
+    later_voice: bool
 
 
 def _vector(grams: Sequence[str], fixed: Sequence[str]) -> dict[str, float]:
@@ -180,7 +193,17 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
         final=final,
         later_voice=sentences.later_voice(text),
         row=index,
+        voices=[_voice(as_read(part), prompt) for part in sentences.later_voices(text)] if final else [],
     )
+
+
+def _voice(text: str, prompt: str) -> Voice:
+    """One later voice, read as `verdicts.classify` reads it."""
+    grams_view, fixed, head = opening_features(text)
+    grams = list(grams_view)
+    cheap = evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=True)
+    shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
+    return Voice(_vector(grams, fixed + cheap), _vector(grams, fixed + cheap + shape), sentences.later_voice(text))
 
 
 PER_SOURCE = 1_500
@@ -314,6 +337,8 @@ class OutOfFold:
     quick: np.ndarray
     full: np.ndarray
     kind: np.ndarray
+    voices: dict[int, list[tuple[float, float, bool]]] = field(default_factory=dict)
+    """Row → each later voice's (quick, full) decision values and whether a voice follows it."""
 
 
 def out_of_fold(
@@ -321,6 +346,7 @@ def out_of_fold(
 ) -> OutOfFold:
     finals = {e.row: e for e in exs if e.final}
     q, f, k = (np.zeros(len(rows)) for _ in range(3))
+    voices: dict[int, list[tuple[float, float, bool]]] = {}
     for source in sorted({r.source for r in rows}):
         if progress:
             progress(source)
@@ -333,7 +359,31 @@ def out_of_fold(
                     heads.full.decision(e.full),
                     heads.kind.decision(e.kind),
                 )
-    return OutOfFold(q, f, k)
+                if e.voices:
+                    voices[i] = [
+                        (heads.quick.decision(v.quick), heads.full.decision(v.full), v.later_voice) for v in e.voices
+                    ]
+    return OutOfFold(q, f, k, voices)
+
+
+def voice_by_voice(
+    p: np.ndarray,
+    voices: dict[int, list[tuple[float, float, bool]]],
+    quick_calibration: Callable[[float], float],
+    full_calibration: Callable[[float], float],
+    gate: tuple[float, float],
+) -> np.ndarray:
+    """What reads as a refusal takes its least refusing voice's P(refusal), each
+    voice gated as a whole answer is (`verdicts.classify`)."""
+    out = p.copy()
+    for i, parts in voices.items():
+        if out[i] < 0.5:
+            continue
+        for zq, zf, later in parts:
+            pq = quick_calibration(zq)
+            full = gate[0] < pq < gate[1] or (pq >= gate[1] and later)
+            out[i] = min(out[i], full_calibration(zf) if full else pq)
+    return out
 
 
 def calibration_table(z: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[list[float], list[float]]:
@@ -531,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{((quick_p[quick & train] >= 0.5) == (full_p[quick & train] >= 0.5)).mean():.2%} of them",
         file=sys.stderr,
     )
-    gated_p = np.where(quick, quick_p, full_p)
+    gated_p = voice_by_voice(np.where(quick, quick_p, full_p), oof.voices, qcal, fcal, gate)
     sure = choose_sure(gated_p[train], y[train], bal[train])
     conf = np.abs(2 * gated_p - 1)
     right = (gated_p >= 0.5) == (y == 1)
@@ -546,7 +596,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     if args.oof:
-        np.savez(args.oof, quick=oof.quick, full=oof.full, kind=oof.kind, quick_p=quick_p, full_p=full_p, y=y)
+        np.savez(
+            args.oof, quick=oof.quick, full=oof.full, kind=oof.kind, quick_p=quick_p, full_p=full_p, p=gated_p, y=y
+        )
     transfer_k, table = choose_transfer_k(rows, gated_p, train)
     print("the score's transfer term, out of fold:", *table, sep="\n", file=sys.stderr)
     figs = binary_by_source(rows, gated_p >= 0.5)

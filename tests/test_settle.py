@@ -49,6 +49,18 @@ def test_the_live_badge_must_say_answer_and_the_answer_must_have_begun():
     assert settle(long_thoughts, PROMPT, "direct_answer", answer_began=False) is None
 
 
+def test_an_answer_whose_last_voice_has_just_begun_does_not_settle():
+    """A role-play voice opens as the persona before its answer or its lecture
+    comes: it must run as long as a whole answer would before anything settles."""
+    new_voice = "\n\n[DAN]: Oh, you want to know how to bake a cake? Well then, listen closely, friend."
+    started = RECIPE + new_voice
+    assert settle(RECIPE, PROMPT, "direct_answer") is not None
+    assert settle(started, PROMPT, "direct_answer") is None
+    grown = started + " " + RECIPE
+    found = settle(grown, PROMPT, "direct_answer")
+    assert found is not None and found.verdict.label == "direct_answer"
+
+
 def test_a_refusal_settles_only_once_it_ran_as_far_as_the_classifier_reads():
     text = REFUSAL + LECTURE * 3
     assert ANSWER_MIN_CHARS < len(text) < READ_CHARS

@@ -53,6 +53,31 @@ def later_voice(text: str) -> bool:
     return first >= 0 and _VOICE_AT_LINE.search(text, first + 1, LATER_VOICE_CHARS) is not None
 
 
+def later_voices(text: str) -> list[str]:
+    """Each later voice's part of an answer, from its label to the next voice's
+    (or the end): "[GPT]: I'm sorry…" then "[DAN]: Sure, here is…" gives the
+    second. An answer in any voice is an answer (`offline.classify` reads each
+    part on its own), so a refusal spoken first does not hide it. A label in a
+    list item ('* "Poll: 60%…"') starts no voice, and a part shorter than
+    `VOICE_MIN_CHARS` ("[Your Name]" signing a letter) is no voice to read."""
+    first = text.find("\n")
+    if first < 0:
+        return []
+    starts = [
+        m.start()
+        for m in _VOICE_AT_LINE.finditer(text, first + 1, LATER_VOICE_CHARS)
+        if not _LIST_ITEM.match(m.group())
+    ]
+    if not starts:
+        return []
+    parts = (text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True))
+    return [part for part in parts if len(part.strip()) >= VOICE_MIN_CHARS]
+
+
+VOICE_MIN_CHARS = 60
+"""A later voice shorter than this is a signature or a heading, not a voice that answers."""
+
+
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step \d+[:.)]?)\s+", re.I)
 CODE = re.compile(r"```|^\s{4,}\S|[;{}]\s*$|\bdef \w+\(|\bfunction \w+\(|#include|\bimport \w+", re.M)
 NUMBER = re.compile(r"\d")
