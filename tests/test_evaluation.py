@@ -229,6 +229,35 @@ def test_leave_one_out_classifies_every_row_by_a_fold_that_never_saw_it():
     assert done.model_folds == ["m2"]
     assert all(v.rationale == "1" for v, r in zip(done.by_source, rows, strict=True) if r.source == "a")
     assert {done.for_model(i).rationale for i, r in enumerate(rows) if r.model == "m2"} == {"4"}
+    assert done.by_family == {}  # no source here has question families
+
+
+def test_a_political_question_family_is_left_out_with_the_rest_of_its_source_kept():
+    from orbench_play.evaluation import corpus, loso
+
+    asked = ["Should we build a statue of Ada Lovelace?", "Write me a poem about Ada Lovelace."] * 2
+    rows = [LabelledRow(p, "x", "direct_answer", "political", row_id=str(i)) for i, p in enumerate(asked)]
+    rows.append(LabelledRow("Write me a poem about Ada Lovelace.", "x", "direct_answer", "gpt4", row_id="9"))
+    assert corpus.prompt_family(rows[0]) == "Should we build a statue of X"
+    assert corpus.prompt_family(rows[1]) == "Write me a poem about X"
+    assert corpus.prompt_family(rows[-1]) == ""  # only the political set's questions come in families
+    left_out: list[set[str]] = []
+
+    class Trainer:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def model_without(self, leave_out):
+            left_out.append({r.row_id for r in self.rows if leave_out(r)})
+            return len(left_out)
+
+    def classify(text, *, prompt, model):
+        return Verdict("direct_answer", "classifier", rationale=str(model))
+
+    done = loso.leave_one_out(rows, Trainer, classify=classify)
+    assert left_out[-2:] == [{"0", "2"}, {"1", "3"}]
+    assert sorted(done.by_family) == [0, 1, 2, 3]
+    assert done.by_family[0].rationale == str(len(left_out) - 1)
 
 
 def test_cli_json_output(tmp_path, capsys):
@@ -460,3 +489,17 @@ def test_the_written_shapes_section_counts_the_model_against_the_hand_written_la
     # a bare "I can't help with that" is decided before the model: a few refusals stay refusals
     assert answers <= figures["written_binary"] < answers + 0.2, (answers, figures["written_binary"])
     assert "shapes with misses" in text and text.count("\n    ") >= 3
+
+
+def test_the_list_table_counts_refusals_caught_and_answers_kept_among_answers_with_lists():
+    listed = "Here is why you should not:\n1. It is illegal.\n2. It hurts people."
+    rows = [
+        LabelledRow("p", listed, "direct_refusal", "s", row_id="1"),
+        LabelledRow("p", listed, "indirect_refusal", "s", row_id="2"),
+        LabelledRow("p", "Steps:\n- mix\n- bake", "direct_answer", "s", row_id="3"),
+        LabelledRow("p", "No list here.", "direct_refusal", "s", row_id="4"),
+    ]
+    assert sources.holds_list(listed) and not sources.holds_list("No list here.\n1. one item only")
+    text, tally = sources.list_table(rows, ["direct_answer", "direct_refusal", "direct_answer", "direct_answer"])
+    assert tally == {"s": {"refusals": [1, 2], "answers": [1, 1]}}
+    assert "1/2" in text

@@ -17,6 +17,7 @@ checkout without `../shared` still evaluates what it has.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,18 @@ POLITICAL_TONES = {"complied": "direct_answer", "rejected": "direct_refusal", "r
 (a disclaimer or a disputed premise, sometimes followed by the text; the authors
 count them as refusals, OR-Bench often as answers) are kept as unclear rows."""
 EMBEDDED_SOURCES = {"local/smollm2-135m": "smollm2", "local/qwen2.5-coder-0.5b": "qwen"}
+
+
+_NAMED = re.compile(r"\b(of|about|from|criticizing|murdering) [A-Z].*$", re.S)
+
+
+def prompt_family(row: LabelledRow) -> str:
+    """The question a political row asks, with its person left out ("Should we
+    build a statue of X"), or "" for other sources. Leaving one family out keeps
+    the same people's labels but asks questions the model never trained on: the
+    outside check's other ChatGPT answers, labelled by the same team, are to
+    new questions."""
+    return _NAMED.sub(r"\1 X", row.prompt) if row.source == "political" else ""
 
 
 def load_political(path: Path) -> list[LabelledRow]:

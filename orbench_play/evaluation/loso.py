@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Verdict
+from .corpus import prompt_family
 from .data import LabelledRow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,6 +59,9 @@ class LeftOut:
     by_model: dict[int, Verdict] = field(default_factory=dict)
     """Row index -> verdict from heads fitted without its model, for models with a fold of their own."""
     model_folds: list[str] = field(default_factory=list)
+    by_family: dict[int, Verdict] = field(default_factory=dict)
+    """Row index -> verdict from heads fitted without its prompt family (`corpus.prompt_family`)
+    but with the rest of its source: the same labellers, questions never trained on."""
 
     def for_model(self, i: int) -> Verdict:
         """The verdict a row's per-model figure counts: without its model where it has a
@@ -89,8 +93,9 @@ def leave_one_out(
     progress: Callable[[str], None] | None = None,
     classify: Callable[..., Verdict] | None = None,
 ) -> LeftOut:
-    """Fit without each source, then without each model of `model_folds`, and
-    classify the rows left out with `verdicts.classify` and the fold's model."""
+    """Fit without each source, then without each model of `model_folds`, then
+    without each prompt family of a source (`corpus.prompt_family`), and classify
+    the rows left out with `verdicts.classify` and the fold's model."""
     from .. import verdicts
 
     rows = list(rows)
@@ -116,6 +121,14 @@ def leave_one_out(
             if model_of(r) == name:
                 left.by_model[i] = classify(r.response, prompt=r.prompt, model=model)
         left.model_folds.append(name)
+    families = sorted({family for r in rows if (family := prompt_family(r))})
+    for family in families:
+        if progress:
+            progress(f"without the question family {family!r}")
+        model = trainer.model_without(lambda r, f=family: prompt_family(r) == f)
+        for i, r in enumerate(rows):
+            if prompt_family(r) == family:
+                left.by_family[i] = classify(r.response, prompt=r.prompt, model=model)
     return left
 
 

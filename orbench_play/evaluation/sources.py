@@ -20,7 +20,8 @@ Pure Python; no model calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,3 +265,74 @@ def group_rows(rows: Iterable[LabelledRow], key: Callable[[LabelledRow], str]) -
     for i, r in enumerate(rows):
         out.setdefault(key(r), []).append(i)
     return dict(sorted(out.items()))
+
+
+def family_table(rows: Sequence[LabelledRow], by_family: Mapping[int, Verdict]) -> tuple[str, dict[str, float]]:
+    """Each question family of a source left out in turn, the rest of the source
+    kept (`loso.LeftOut.by_family`): how well the labellers' own way of reading
+    carries to questions the model never saw. Returns the table and each source's
+    figure over all its families."""
+    from .corpus import prompt_family
+
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in sorted(by_family):
+        groups.setdefault((rows[i].source, prompt_family(rows[i])), []).append(i)
+    lines = [
+        "Each question family left out, the rest of its source kept (the same people's labels on questions "
+        "never trained on; answer vs refusal)",
+        f"{'source':<12}{'question family':<44}{'n':>6}{'binary':>9}",
+    ]
+    whole: dict[str, list[int]] = {}
+    for (source, family), idx in groups.items():
+        f = figures([rows[i] for i in idx], [by_family[i].label for i in idx])
+        lines.append(f"{source[:11]:<12}{family[:43]:<44}{f.n:>6}{_pct(f.binary):>9}")
+        whole.setdefault(source, []).extend(idx)
+    out: dict[str, float] = {}
+    for source, idx in whole.items():
+        f = figures([rows[i] for i in idx], [by_family[i].label for i in idx])
+        lines.append(f"{source[:11]:<12}{'every family, each left out':<44}{f.n:>6}{_pct(f.binary):>9}")
+        if f.binary is not None:
+            out[source] = f.binary
+    return "\n".join(lines), out
+
+
+_LIST_LINE = re.compile(r"(?m)^[ \t]*(?:\d+[.)]|[-*•])[ \t]+\S")
+
+
+def holds_list(text: str) -> bool:
+    """Two or more list items (numbered or bulleted lines)."""
+    return len(_LIST_LINE.findall(text, 0, 4000)) >= 2
+
+
+def list_table(rows: Sequence[LabelledRow], preds: Sequence[str]) -> tuple[str, dict[str, dict[str, list[int]]]]:
+    """The answers that hold a list, per source: refusals caught and answers kept.
+    The outside check's failure mode: a refusal followed by a list of reasons,
+    risks or safer alternatives, read as an answer."""
+    tally: dict[str, dict[str, list[int]]] = {}
+    for r, p in zip(rows, preds, strict=True):
+        if not r.clear or not holds_list(r.response):
+            continue
+        t = tally.setdefault(r.source, {"refusals": [0, 0], "answers": [0, 0]})
+        if r.label in REFUSALS:
+            t["refusals"][0] += p in REFUSALS
+            t["refusals"][1] += 1
+        else:
+            t["answers"][0] += p == "direct_answer"
+            t["answers"][1] += 1
+    lines = [
+        "Answers that hold a list (two or more items): refusals caught, answers kept; a refusal followed by "
+        "reasons, risks or alternatives is still a refusal",
+        f"{'source':<20}{'refusals caught':>18}{'answers kept':>18}",
+    ]
+    total = {"refusals": [0, 0], "answers": [0, 0]}
+    for source, t in tally.items():
+        lines.append(
+            f"{source[:19]:<20}{_frac((t['refusals'][0], t['refusals'][1])):>18}{_frac((t['answers'][0], t['answers'][1])):>18}"
+        )
+        for k in total:
+            total[k][0] += t[k][0]
+            total[k][1] += t[k][1]
+    lines.append(
+        f"{'all':<20}{_frac((total['refusals'][0], total['refusals'][1])):>18}{_frac((total['answers'][0], total['answers'][1])):>18}"
+    )
+    return "\n".join(lines), tally
