@@ -503,3 +503,13 @@ def test_the_list_table_counts_refusals_caught_and_answers_kept_among_answers_wi
     text, tally = sources.list_table(rows, ["direct_answer", "direct_refusal", "direct_answer", "direct_answer"])
     assert tally == {"s": {"refusals": [1, 2], "answers": [1, 1]}}
     assert "1/2" in text
+
+
+def test_the_calibration_row_of_every_source_weighs_each_source_the_same():
+    from orbench_play.evaluation import calibration
+
+    big = calibration.CalibrationFigures(n=900, ece=0.02, sure_share=0.6, sure_accuracy=0.99, errors_unsure=0.9)
+    small = calibration.CalibrationFigures(n=100, ece=0.10, sure_share=0.2, sure_accuracy=None, errors_unsure=0.5)
+    both = calibration.mean_of([big, small])
+    assert both.n == 1000 and both.ece == pytest.approx(0.06) and both.sure_share == pytest.approx(0.4)
+    assert both.sure_accuracy == pytest.approx(0.99)  # a source with no sure verdict has no figure to average

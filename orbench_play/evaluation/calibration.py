@@ -80,6 +80,23 @@ def calibration(rows: Sequence[LabelledRow], verdicts: Sequence[Verdict], bins: 
     )
 
 
+def mean_of(figures: Sequence[CalibrationFigures]) -> CalibrationFigures:
+    """Each source's figures weighing the same: pooled over answers, GPTFuzz's
+    7,700 of 12,000 would decide every figure."""
+
+    def mean(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return sum(known) / len(known) if known else None
+
+    return CalibrationFigures(
+        n=sum(f.n for f in figures),
+        ece=mean([f.ece for f in figures]),
+        sure_share=mean([f.sure_share for f in figures]),
+        sure_accuracy=mean([f.sure_accuracy for f in figures]),
+        errors_unsure=mean([f.errors_unsure for f in figures]),
+    )
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 

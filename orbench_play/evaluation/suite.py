@@ -516,13 +516,14 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
         s: calibration.calibration([rows[i] for i in idx], [out_of_fold[i] for i in idx])
         for s, idx in sources.group_rows(rows, lambda r: r.source).items()
     }
-    cal["ALL (each source alike)"] = calibration.calibration(rows, out_of_fold)
+    cal["ALL (each source alike)"] = calibration.mean_of(list(cal.values()))
+    cal["ALL (pooled answers)"] = calibration.calibration(rows, out_of_fold)
     sections.append(
         calibration.format_calibration(
             "How sure the verdicts are, per source" + (" (out of fold)" if args.loso else " (in sample)"), cal
         )
     )
-    sections.append(calibration.format_reliability("Reliability, every source", cal["ALL (each source alike)"]))
+    sections.append(calibration.format_reliability("Reliability, every answer", cal["ALL (pooled answers)"]))
     payload["calibration"] = {k: asdict(v) for k, v in cal.items()}
     try:
         from . import intervals
