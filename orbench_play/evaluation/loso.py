@@ -101,35 +101,36 @@ def leave_one_out(
     rows = list(rows)
     classify = classify or verdicts.classify
     trainer = (make_trainer or load_trainer())(rows)
-    by_source: list[Verdict | None] = [None] * len(rows)
+
+    def fold(step: str, left_out: Callable[[LabelledRow], bool]) -> dict[int, Verdict]:
+        """Heads fitted without the rows `left_out` picks, and those rows' verdicts."""
+        if progress:
+            progress(step)
+        model = trainer.model_without(left_out)
+        return {i: classify(r.response, prompt=r.prompt, model=model) for i, r in enumerate(rows) if left_out(r)}
+
+    by_source: dict[int, Verdict] = {}
     for source in sorted({r.source for r in rows}):
-        if progress:
-            progress(f"without source {source}")
-        model = trainer.model_without(lambda r, s=source: r.source == s)
-        for i, r in enumerate(rows):
-            if r.source == source:
-                by_source[i] = classify(r.response, prompt=r.prompt, model=model)
-    done = [v for v in by_source if v is not None]
-    if len(done) != len(rows):
+        by_source.update(fold(f"without source {source}", _having(_source_of, source)))
+    if len(by_source) != len(rows):
         raise RuntimeError("a row was left without an out-of-fold verdict")
-    left = LeftOut(rows, done)
+    left = LeftOut(rows, [by_source[i] for i in range(len(rows))])
     for name in model_folds(rows):
-        if progress:
-            progress(f"without model {name}")
-        model = trainer.model_without(lambda r, m=name: model_of(r) == m)
-        for i, r in enumerate(rows):
-            if model_of(r) == name:
-                left.by_model[i] = classify(r.response, prompt=r.prompt, model=model)
+        left.by_model.update(fold(f"without model {name}", _having(model_of, name)))
         left.model_folds.append(name)
-    families = sorted({family for r in rows if (family := prompt_family(r))})
-    for family in families:
-        if progress:
-            progress(f"without the question family {family!r}")
-        model = trainer.model_without(lambda r, f=family: prompt_family(r) == f)
-        for i, r in enumerate(rows):
-            if prompt_family(r) == family:
-                left.by_family[i] = classify(r.response, prompt=r.prompt, model=model)
+    for family in sorted({family for r in rows if (family := prompt_family(r))}):
+        step = f"without the question family {family!r}"
+        left.by_family.update(fold(step, _having(prompt_family, family)))
     return left
+
+
+def _source_of(row: LabelledRow) -> str:
+    return row.source
+
+
+def _having(key: Callable[[LabelledRow], str], value: str) -> Callable[[LabelledRow], bool]:
+    """The rows whose `key` is `value`: one fold's rows."""
+    return lambda row: key(row) == value
 
 
 def print_progress(step: str) -> None:
