@@ -513,3 +513,32 @@ def test_the_calibration_row_of_every_source_weighs_each_source_the_same():
     both = calibration.mean_of([big, small])
     assert both.n == 1000 and both.ece == pytest.approx(0.06) and both.sure_share == pytest.approx(0.4)
     assert both.sure_accuracy == pytest.approx(0.99)  # a source with no sure verdict has no figure to average
+
+
+def test_the_quick_heads_gate_may_not_cost_any_one_source_more_than_a_point():
+    """Pooled over sources a wide gate costs almost nothing; if one source pays for
+    it all, the gate stays narrower."""
+    import importlib.util
+    import sys
+
+    import numpy as np
+
+    from orbench_play.evaluation import loso
+
+    spec = importlib.util.spec_from_file_location("_trainer_for_gate", loso.REPO / "scripts" / "train_verdict_model.py")
+    assert spec is not None and spec.loader is not None
+    trainer = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = trainer
+    spec.loader.exec_module(trainer)
+    n = 10_000
+    y = np.array([1, 0] * (n // 2))
+    full_p = np.where(y == 1, 0.9, 0.1)  # the full read is always right
+    quick_p = np.where(y == 1, 0.99, 0.01)
+    sources = ["big"] * (n - 40) + ["small"] * 40
+    quick_p[n - 40 : n - 34] = 0.24  # six refusals of the small source the quick head finds unsure
+    w = np.ones(n)
+    later = np.zeros(n, dtype=bool)
+    pooled = trainer.choose_gate(quick_p, full_p, y, w, later)
+    assert pooled[0] >= 0.25  # pooled, they are 6 of 10,000: within the pooled cost
+    per_source = trainer.choose_gate(quick_p, full_p, y, w, later, sources)
+    assert per_source[0] < 0.24  # they are 15% of the small source: read in full
