@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import KeysView
+from dataclasses import dataclass
 
 from ..types import Verdict
 from . import evidence, learned, sentences, task
@@ -95,45 +96,62 @@ def classify(text: str, *, final: bool = True, model: VerdictModel | None = None
         return Verdict(rules.label, rules.source, final, rules.rationale, RULES_ONLY, p, False)
     if len(text) <= BARE_REFUSAL_MAX and _BARE_REFUSAL.fullmatch(normalise(text)):
         return Verdict("direct_refusal", "phrases", final, "a bare refusal sentence", BARE, 0.5 + BARE / 2, True)
-    p, read, voiced, (grams_view, fixed, head, both) = _refusal_probability(text, prompt, model, final)
-    if p >= 0.5 and voiced:
+    whole = _read(text, prompt, model, final)
+    p, how = whole.p_refusal, whole.how
+    if p >= 0.5 and whole.voiced:
         for voice in sentences.later_voices(text):
-            in_voice = _refusal_probability(as_read(voice, final=final), prompt, model, final)[0]
+            in_voice = _read(as_read(voice, final=final), prompt, model, final).p_refusal
             if in_voice < p:
-                p, read = in_voice, "; a later voice answers" if in_voice < 0.5 else "; read voice by voice"
+                p, how = in_voice, "; a later voice answers" if in_voice < 0.5 else "; read voice by voice"
     if p < 0.5:
         label = "direct_answer"
     else:
         kind = model.kind.get
         room = sum(abs(kind(f, 0.0)) for f in evidence.KIND_READINGS)
-        if abs(both.imag) > room:  # the readings cannot turn it: skip them (6% of a verdict's time)
-            indirect = both.imag > 0
+        leaning = whole.quick_kind.imag
+        if abs(leaning) > room:  # the readings cannot turn it: skip them (6% of a verdict's time)
+            indirect = leaning > 0
         else:
-            indirect = both.imag + sum(kind(f, 0.0) for f in evidence.kind_readings(text, fixed, grams_view, head)) > 0
+            readings = evidence.kind_readings(text, whole.fixed, whole.grams, whole.head)
+            indirect = leaning + sum(kind(f, 0.0) for f in readings) > 0
         label = "indirect_refusal" if indirect else "direct_refusal"
     confidence = round(abs(2 * p - 1), 3)
     return Verdict(
-        label, "classifier", final, f"p(refusal)={p:.2f}{read}", confidence, round(p, 4), confidence >= model.sure
+        label, "classifier", final, f"p(refusal)={p:.2f}{how}", confidence, round(p, 4), confidence >= model.sure
     )
 
 
-def _refusal_probability(
-    text: str, prompt: str, model: VerdictModel, final: bool
-) -> tuple[float, str, bool, tuple[KeysView[str], list[str], str, complex]]:
-    """The calibrated P(refusal) of one text (an answer, or one voice of it): the
-    quick head, and the full read inside the gate. Also returns how it was read,
-    whether a later voice may follow (False only where `sentences.later_voice`
-    was asked and said no: the quick head's sure refusals, most refusals, pay
-    for one search), and the opening's features, which the kind head reads again."""
-    grams_view, fixed, head = opening_features(text)
-    fixed += evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=final)
-    both = model.quick_kind.decisions(grams_view, fixed)
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How likely one text (an answer, or one voice of it) is a refusal, and what
+    the kind head reads of it again."""
+
+    p_refusal: float
+    """Calibrated: the quick head's, or the full head's inside the gate."""
+    how: str
+    """"" or "; read in full", for the rationale."""
+    voiced: bool
+    """Whether a later voice may follow: False only where `sentences.later_voice` was
+    asked and said no (the quick head's sure refusals, most refusals, pay for one search)."""
+    grams: KeysView[str]
+    fixed: list[str]
+    head: str
+    quick_kind: complex
+    """The quick head's decision value (real part) and the kind head's (imaginary)."""
+
+
+def _read(text: str, prompt: str, model: VerdictModel, final: bool) -> _Reading:
+    """The quick head on `text`, and the full read inside the gate (or after a
+    sure refusal that a later voice follows)."""
+    grams, fixed, head = opening_features(text)
+    fixed += evidence.cheap_readings(text, prompt, fixed, grams, head, final=final)
+    both = model.quick_kind.decisions(grams, fixed)
     p = model.quick_calibration(both.real)
     low, high = model.gate
-    read = ""
+    how = ""
     voiced = p < high or sentences.later_voice(text)
     if low < p < high or (p >= high and voiced):
         shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
-        p = model.full_calibration(model.full.decision(grams_view, fixed + shape))
-        read = "; read in full"
-    return p, read, voiced, (grams_view, fixed, head, both)
+        p = model.full_calibration(model.full.decision(grams, fixed + shape))
+        how = "; read in full"
+    return _Reading(p, how, voiced, grams, fixed, head, both)
