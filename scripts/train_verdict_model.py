@@ -197,7 +197,9 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
         final=final,
         later_voice=sentences.later_voice(text),
         row=index,
-        voices=[_voice(as_read(part), prompt) for part in sentences.later_voices(text)] if final else [],
+        voices=[_voice(as_read(part), prompt) for part in sentences.later_voices(text)]
+        if final and sentences.opens_with_voice(row.response)
+        else [],
     )
 
 

@@ -53,6 +53,14 @@ def later_voice(text: str) -> bool:
     return first >= 0 and _VOICE_AT_LINE.search(text, first + 1, LATER_VOICE_CHARS) is not None
 
 
+def opens_with_voice(text: str) -> bool:
+    """Does the answer open with a voice's label ("[GPT]:", "(🔒Normal Output)",
+    "Aligned:", "α")? A role-play transcript labels its first voice too; a plain
+    refusal followed by a screenplay ("CALLER: …", "GRANDMA: …") does not, and
+    its speakers are not voices answering the prompt."""
+    return _VOICE.match(text.lstrip()) is not None
+
+
 def later_voices(text: str) -> list[str]:
     """Each later voice's part of an answer, from its label to the next voice's
     (or the end): "[GPT]: I'm sorry…" then "[DAN]: Sure, here is…" gives the
