@@ -180,22 +180,18 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
         text = task.without_dictated_opening(text, prompt)
     if not final:
         text = without_unfinished_closing(text)
-    grams_view, fixed, head = opening_features(text)
-    grams = list(grams_view)
-    cheap = evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=final)
-    kind = evidence.kind_readings(text, fixed, grams_view, head)
-    shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
+    quick, full, kind, later = _inputs(text, prompt, final)
     refusal = int(row.label in REFUSALS)
     indirect = None if (not refusal or row.coarse) else int(row.label == "indirect_refusal")
     return Example(
-        quick=_vector(grams, fixed + cheap),
-        full=_vector(grams, fixed + cheap + shape),
-        kind=_vector(grams, fixed + cheap + kind),
+        quick=quick,
+        full=full,
+        kind=kind,
         refusal=refusal,
         indirect=indirect,
         source=row.source,
         final=final,
-        later_voice=sentences.later_voice(text),
+        later_voice=later,
         row=index,
         voices=[_voice(as_read(part), prompt) for part in sentences.later_voices(text)]
         if final and sentences.opens_with_voice(row.response)
@@ -203,13 +199,26 @@ def example(row: LabelledRow, index: int, cut: int | None = None) -> Example:
     )
 
 
-def _voice(text: str, prompt: str) -> Voice:
-    """One later voice, read as `verdicts.classify` reads it."""
+def _inputs(text: str, prompt: str, final: bool) -> tuple[dict[str, float], dict[str, float], dict[str, float], bool]:
+    """What the quick, full and kind heads read of `text` (as `verdicts.classify`
+    has read it), and whether a later voice follows its opening."""
     grams_view, fixed, head = opening_features(text)
     grams = list(grams_view)
-    cheap = evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=True)
+    cheap = evidence.cheap_readings(text, prompt, fixed, grams_view, head, final=final)
+    kind = evidence.kind_readings(text, fixed, grams_view, head)
     shape = evidence.shape_readings(text, evidence.read_of(text, prompt))
-    return Voice(_vector(grams, fixed + cheap), _vector(grams, fixed + cheap + shape), sentences.later_voice(text))
+    return (
+        _vector(grams, fixed + cheap),
+        _vector(grams, fixed + cheap + shape),
+        _vector(grams, fixed + cheap + kind),
+        sentences.later_voice(text),
+    )
+
+
+def _voice(text: str, prompt: str) -> Voice:
+    """One later voice, read as `verdicts.classify` reads it (the kind head never reads a voice alone)."""
+    quick, full, _, later = _inputs(text, prompt, True)
+    return Voice(quick, full, later)
 
 
 PER_SOURCE = 1_500
