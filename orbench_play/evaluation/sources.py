@@ -325,14 +325,15 @@ def list_table(rows: Sequence[LabelledRow], preds: Sequence[str]) -> tuple[str, 
         f"{'source':<20}{'refusals caught':>18}{'answers kept':>18}",
     ]
     total = {"refusals": [0, 0], "answers": [0, 0]}
+
+    def line(name: str, t: dict[str, list[int]]) -> str:
+        (caught, refusals), (kept, answers) = t["refusals"], t["answers"]
+        return f"{name[:19]:<20}{_frac((caught, refusals)):>18}{_frac((kept, answers)):>18}"
+
     for source, t in tally.items():
-        lines.append(
-            f"{source[:19]:<20}{_frac((t['refusals'][0], t['refusals'][1])):>18}{_frac((t['answers'][0], t['answers'][1])):>18}"
-        )
+        lines.append(line(source, t))
         for k in total:
             total[k][0] += t[k][0]
             total[k][1] += t[k][1]
-    lines.append(
-        f"{'all':<20}{_frac((total['refusals'][0], total['refusals'][1])):>18}{_frac((total['answers'][0], total['answers'][1])):>18}"
-    )
+    lines.append(line("all", total))
     return "\n".join(lines), tally
