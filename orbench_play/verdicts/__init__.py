@@ -8,21 +8,17 @@ streamed text in and calls the judge model itself, using `judge_messages` and
 
 Offline layers and their ``Verdict.source``:
 - ``provider``: the provider filtered the answer or sent nothing.
-- ``classifier``: the learned linear model (word n-grams of the opening plus the
-  phrase rules' signals as features) decided. This is what `classify` uses.
-- ``task``: the answer's shape overruled its wording (`task`: did the answer do
-  what the prompt asked? a refusal followed by the answer in another voice,
-  a caveat then the list asked for, an alternative offered instead…).
+- ``classifier``: the learned model decided (word n-grams of the opening, the
+  phrase rules' signals and the task reading as features). This is what
+  `classify` uses.
 - ``phrases``: the hand-written rule layer (`classify_rules`); `classify` uses
-  it when the model file is missing or unreadable, for an answer that is one bare
-  refusal sentence (without running the model), when the model says
-  "answer" although the first sentences hold an explicit refusal phrase, and
-  for a short deflection (`deflection`: only framing and "consult a
-  professional", no content), which is an ``indirect_refusal``.
+  it when the model file is missing or unreadable, and for an answer that is
+  one bare refusal sentence (without running the model).
 
 Modules, one job each: `text` (normalised opening, tokens), `rules` (phrase
 signals, the rule layer, XSTest's reference match), `learned` (the linear
-model), `deflection` (short redirects), `offline` (the layers put together),
+model), `deflection` (short answers that only frame and point elsewhere),
+`evidence` (what the model reads), `offline` (the layers put together),
 `live` (provisional verdicts while streaming), `indirect` (today's declines and
 redirects; the direct/indirect split), `task` (the answer's shape against the
 prompt's request, and the few words a tooltip shows), `classes` (OR-Bench's three classes, the

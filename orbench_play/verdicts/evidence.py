@@ -9,8 +9,8 @@ Two families, each with prefixes of its own:
   refusal sits, what follows it, whether list items do the task or argue
   against it, moralising, the prompt's task type against the answer's form)
   and the yes/no readings the hand rules used to decide with
-  (a deflection, a short redirection, framing then the answer, no side taken,
-  a short task done then warned about, a lecture instead of the steps…).
+  (a deflection, a short redirection, framing then the answer, an AI persona,
+  the other side argued, an opening caveat, no sign of a decline at all).
 
 The rules no longer decide: each is one feature among the others, and the
 weights say how much it is worth on every labelled source.
@@ -80,10 +80,6 @@ def shape_features(reading: task.Reading) -> Iterator[str]:
         yield "t:after_refusal"
         yield f"t:after_refusal&howto={r.howto > 0}"
         yield f"t:after_refusal&shape={shape}"
-    if r.closing:
-        yield "t:closing_warning"
-    if r.no_side:
-        yield "t:no_side"
     if r.matches:
         yield "t:matches"
     if r.premise:
@@ -91,8 +87,6 @@ def shape_features(reading: task.Reading) -> Iterator[str]:
         yield f"t:premise&big={big}"
     if r.about:
         yield "t:about"
-    if r.opposed:
-        yield "t:opposed"
     if r.moral > r.substance:
         yield "t:moral>sub"
     if r.moral > 2 * r.content:
@@ -129,33 +123,25 @@ _DECLINE_SIGNALS = frozenset(
 
 def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *, final: bool) -> list[str]:
     """The hand rules' yes/no readings that cost next to nothing (``x:``), which
-    the quick head reads too: framing or an AI persona before the answer, an announcement ("Sure! Here's…"); the short answers'
-    rules (a deflection, a redirection, no side taken, a terse answer naming
-    something, a short task done then warned about); the other side argued; and
-    "no sign of a decline at all" by length: short answers are mostly refusals
-    in every source, so without it a short plain answer ("It is Paris.") read as
-    one by its length alone."""
+    the quick head reads too: framing or an AI persona before the answer, the
+    short answers' rules (a deflection, a redirection), the other side argued;
+    and "no sign of a decline at all" by length: short answers are mostly
+    refusals in every source, so without it a short plain answer ("It is
+    Paris.") read as one by its length alone. (No side taken, an announcement,
+    a terse answer and a short task done then warned about were readings too:
+    leave one source out, each was worth nothing or less, docs/verdicts.md.)"""
     out = []
     if framed_answer(fixed, text):
         out.append("x:framed_answer")
     if sentences.opens_with_persona(text):
         out.append("x:opens_persona")
-    if task.announces(text):
-        out.append("x:announces")
     if len(text) <= DEFLECT_MAX_CHARS + 40:
         if deflection(text, final=final, grams=grams):
             out.append("x:deflection")
         if short_redirection(text, 1.0, fixed, grams, head):
             out.append("x:short_redirection")
-        if sentences.takes_no_side(text):
-            out.append("x:no_side_short")
-    if prompt:
-        if final and task.terse_answer(text, prompt) is not None:
-            out.append("x:terse_answer")
-        if task.done_then_warned(text, prompt) is not None:
-            out.append("x:done_then_warned")
-        if task.argues_against(text, prompt):
-            out.append("x:argues_against")
+    if prompt and task.argues_against(text, prompt):
+        out.append("x:argues_against")
     if _DECLINE_SIGNALS.isdisjoint(fixed) and "x:deflection" not in out:
         out.append("x:no_decline")
         out.append("x:no_decline&" + fixed[3])  # the length bucket (`learned.opening_features`)
@@ -180,19 +166,11 @@ def kind_readings(text: str, fixed: list[str], grams, head: str) -> list[str]:
 
 
 def shape_readings(text: str, reading: task.Reading | None) -> list[str]:
-    """What the full read adds: the task reading (``t:``, `shape_features`), the
-    rule that needs it (a lecture instead of the steps asked for), and an
+    """What the full read adds: the task reading (``t:``, `shape_features`) and an
     opening caveat (its test classifies the first sentence as the reading does)."""
     if reading is None:
         return []
     out = ["x:opens_caveat"] if sentences.opens_with_caveat(text) else []
-    if (
-        reading.opening == "caveat"
-        and reading.asked == "steps"
-        and not (reading.howto or reading.matches or reading.refusal)
-        and reading.moral >= reading.content
-    ):
-        out.append("x:lectures_instead")
     out.extend(shape_features(reading))
     return out
 

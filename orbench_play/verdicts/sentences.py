@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .asks import WORD
-from .text import HEDGES, IDIOM_ENOUGH, IDIOM_HOW, IDIOM_WONT, phrase_set
+from .text import HEDGES, IDIOM_ENOUGH, IDIOM_HOW, IDIOM_WONT
 
 _BLOCKS = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+[.)]|[-*•])\s)")
 SENTENCES = re.compile(r"[.!?\n:](?:(?<=([.!?]))[\"')\]]*\s+|(?<=\n)\n*|(?<=:)\s+)")
@@ -402,25 +402,6 @@ def opens_with_persona(text: str) -> bool:
     model, I don't have personal opinions…")? What follows it may be the answer."""
     found = PERSONA.match(text[:200].lstrip().lower())
     return found is not None and found.group().endswith(_OPINIONS)
-
-
-NO_SIDE_GATE = phrase_set(
-    "take sides|a side|personal opinions|personal beliefs|personal views|personal preferences|have opinions|"
-    "have beliefs|have views|each individual|each person|every individual|every person|the individual|subjective|"
-    "depends on|or wrong|single answer|simple answer|one answer|definitive answer|objective answer|universal answer|"
-    "neutral|impartial|matter of|both sides|all sides|either side|vary|differ|different people|controversial|"
-    "debated|contested|divisive|polarizing|polarising"
-)
-"""The words or word pairs one of `NO_SIDE`'s phrasings needs: an answer
-whose opening n-grams (its first 400 characters) hold none of them is not
-searched for one."""
-
-
-def takes_no_side(text: str) -> bool:
-    """Does the answer say, in its first 400 characters (those whose n-grams
-    `NO_SIDE_GATE` is tested against), that it takes no side, that it is up to
-    each person, or that opinions vary?"""
-    return NO_SIDE.search(text[:400].lower()) is not None
 
 
 def sentence_kind(low: str, words: list[str]) -> str:
