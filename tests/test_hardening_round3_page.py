@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from fake_hub import FakeHub
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from support import browser_page, chromium, errors_of, fake_models_yaml, free_port, open_share_link
 
 pytestmark = pytest.mark.browser
@@ -30,6 +31,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parent.parent
 SECRET = f"OPERATOR-SECRET-{uuid.uuid4().hex}"
 HUGE = 1_000_000
+APP_LOGS: list[Path] = []
+"""The public app's log, for a failure message: a wait that times out says what the app said."""
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +55,7 @@ def public_app(fake_server, tmp_path_factory) -> Iterator[str]:
         PYTHONPATH=str(REPO),
     )  # fmt: skip
     log = folder / "app.log"
+    APP_LOGS.append(log)
     url = f"http://127.0.0.1:{port}/"
     with log.open("wb") as sink:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=work, env=env, stdout=sink, stderr=subprocess.STDOUT)
@@ -119,7 +123,15 @@ def test_a_prompt_set_row_over_the_cap_never_reaches_the_model(public_app, fake)
         page.click("#prompt_set_panel button, #prompt_set_panel .label-wrap")
         _set_prompt_set(page, "someone/big")
         page.click("#run")
-        page.wait_for_selector("#progress [data-state='refused']", timeout=90_000)
+        try:
+            page.wait_for_selector("#progress [data-state='refused']", timeout=90_000)
+        except PlaywrightTimeout:
+            # once, at the end of a loaded full run, the refusal never showed: say what the page and the app showed
+            log = APP_LOGS[-1].read_text(errors="replace")[-4000:] if APP_LOGS else ""
+            pytest.fail(
+                f"no refusal shown; progress: {page.inner_text('#progress')!r}; requests: "
+                f"{fake.request_count()}; app log tail:\n{log}"
+            )
         said = page.inner_text("#progress")
         assert "Prompt set someone/big, row 1, has a prompt of 1,000,000 characters" in said, said
         assert "allows 4,000 per prompt" in said
