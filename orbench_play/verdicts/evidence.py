@@ -82,11 +82,6 @@ def shape_features(reading: task.Reading) -> Iterator[str]:
         yield f"t:after_refusal&shape={shape}"
     if r.matches:
         yield "t:matches"
-    if r.premise:
-        yield "t:premise"
-        yield f"t:premise&big={big}"
-    if r.about:
-        yield "t:about"
     if r.moral > r.substance:
         yield "t:moral>sub"
     if r.moral > 2 * r.content:
