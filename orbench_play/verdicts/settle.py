@@ -56,8 +56,9 @@ ANSWER_MIN_CHARS = 400
 """An answer settles no sooner than this many characters (about 100 tokens). At 350,
 once the model read whole answers better (issue 45: eight rule readings deleted), 3 of
 the embedded Qwen's 92 settled answers were silent substitutions whose later list items
-the whole answer's reading caught (96.7% settled = whole); at 400, every source is at
-99% or more, for 32% of all output saved instead of 35%."""
+the whole answer's reading caught (96.7% settled = whole); at 400, every source was at
+99% or more, for 32% of all output saved instead of 35%. After the two further deletions
+Qwen is at 98.9%: one answer, where people's label agrees with the settled verdict."""
 ANSWER_MIN_CONFIDENCE = 0.8
 """…and only when the final reading of what arrived is an answer at least this sure.
 With the learned model's calibrated verdicts (issue 45), 0.7 let 22 of GPTFuzz's 1,760
