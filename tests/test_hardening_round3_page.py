@@ -19,6 +19,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,17 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parent.parent
 SECRET = f"OPERATOR-SECRET-{uuid.uuid4().hex}"
 HUGE = 1_000_000
-APP_LOGS: list[Path] = []
-"""The public app's log, for a failure message: a wait that times out says what the app said."""
+
+
+@dataclass(frozen=True)
+class PublicApp:
+    url: str
+    log: Path
+    """The app's output, for a failure message: a wait that times out says what the app said."""
 
 
 @pytest.fixture(scope="module")
-def public_app(fake_server, tmp_path_factory) -> Iterator[str]:
+def public_app(fake_server, tmp_path_factory) -> Iterator[PublicApp]:
     folder = tmp_path_factory.mktemp("round3-page")
     work = folder / "work"
     for planted in (work / "private", work / "someone" / "notes"):
@@ -55,7 +61,6 @@ def public_app(fake_server, tmp_path_factory) -> Iterator[str]:
         PYTHONPATH=str(REPO),
     )  # fmt: skip
     log = folder / "app.log"
-    APP_LOGS.append(log)
     url = f"http://127.0.0.1:{port}/"
     with log.open("wb") as sink:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=work, env=env, stdout=sink, stderr=subprocess.STDOUT)
@@ -71,7 +76,7 @@ def public_app(fake_server, tmp_path_factory) -> Iterator[str]:
                     pass
                 assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
                 time.sleep(0.3)
-            yield url
+            yield PublicApp(url, log)
         finally:
             proc.terminate()
             try:
@@ -103,7 +108,7 @@ def _preview(page, source: str, expect: str) -> str:
 def test_a_hub_id_never_reads_the_servers_disk(public_app):
     with chromium() as browser, browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         open_share_link(
-            page, public_app, "?models=fake-answer&split=hard-1k&categories=privacy&n=1&seed=0", timeout_ms=90_000
+            page, public_app.url, "?models=fake-answer&split=hard-1k&categories=privacy&n=1&seed=0", timeout_ms=90_000
         )
         page.click("#prompt_set_panel button, #prompt_set_panel .label-wrap")
         for source in ("private", "private:default:train"):
@@ -118,7 +123,7 @@ def test_a_hub_id_never_reads_the_servers_disk(public_app):
 def test_a_prompt_set_row_over_the_cap_never_reaches_the_model(public_app, fake):
     with chromium() as browser, browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         open_share_link(
-            page, public_app, "?models=fake-answer&split=hard-1k&categories=privacy&n=1&seed=0", timeout_ms=90_000
+            page, public_app.url, "?models=fake-answer&split=hard-1k&categories=privacy&n=1&seed=0", timeout_ms=90_000
         )
         page.click("#prompt_set_panel button, #prompt_set_panel .label-wrap")
         _set_prompt_set(page, "someone/big")
@@ -127,7 +132,7 @@ def test_a_prompt_set_row_over_the_cap_never_reaches_the_model(public_app, fake)
             page.wait_for_selector("#progress [data-state='refused']", timeout=90_000)
         except PlaywrightTimeout:
             # once, at the end of a loaded full run, the refusal never showed: say what the page and the app showed
-            log = APP_LOGS[-1].read_text(errors="replace")[-4000:] if APP_LOGS else ""
+            log = public_app.log.read_text(errors="replace")[-4000:]
             pytest.fail(
                 f"no refusal shown; progress: {page.inner_text('#progress')!r}; requests: "
                 f"{fake.request_count()}; app log tail:\n{log}"
