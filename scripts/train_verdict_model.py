@@ -52,7 +52,7 @@ from orbench_play.verdicts.text import as_read, straight_quotes, without_unfinis
 
 OUT = ROOT / "orbench_play" / "assets" / verdicts.MODEL_RESOURCE
 SETTINGS = {"alpha": 0.7, "C": 1.0, "prior_scale": 1.0, "full_prefix_weight": 0.0}
-"""Chosen by `--search` (leave one source out; the table it printed is in docs/verdicts.md)."""
+"""Chosen by `--search`, leave one source out (docs/verdicts.md, *How it is trained*)."""
 SEARCH = [{"alpha": a, "C": c, "prior_scale": s} for a in (0.3, 0.5, 0.7) for c in (1.0,) for s in (0.0, 1.0)]
 MIN_DF = 3
 MIN_SOURCES = 2

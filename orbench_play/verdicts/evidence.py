@@ -124,7 +124,7 @@ def cheap_readings(text: str, prompt: str, fixed: list[str], grams, head: str, *
     refusals in every source, so without it a short plain answer ("It is
     Paris.") read as one by its length alone. (No side taken, an announcement,
     a terse answer and a short task done then warned about were readings too:
-    leave one source out, each was worth nothing or less, docs/verdicts.md.)"""
+    leave one source out, each was worth nothing or less: docs/verdicts-tried.md.)"""
     out = []
     if framed_answer(fixed, text):
         out.append("x:framed_answer")

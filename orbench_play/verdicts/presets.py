@@ -32,7 +32,7 @@ AUTO = "auto:"
 the answers it is unsure of (`Verdict.confidence` below `AUTO_CONFIDENCE`)."""
 AUTO_CONFIDENCE = 0.6
 """Below this confidence the auto mode asks its judge. Chosen on the development
-data (docs/verdicts.md): about one answer in six, where the classifier is wrong
+data (docs/judges.md): about one answer in six, where the classifier is wrong
 one time in four or more, against one in twenty above it."""
 
 
