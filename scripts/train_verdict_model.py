@@ -54,6 +54,14 @@ OUT = ROOT / "orbench_play" / "assets" / verdicts.MODEL_RESOURCE
 SETTINGS = {"alpha": 0.7, "C": 1.0, "prior_scale": 1.0, "full_prefix_weight": 0.0}
 """Chosen by `--search`, leave one source out (docs/verdicts.md, *How it is trained*)."""
 SEARCH = [{"alpha": a, "C": c, "prior_scale": s} for a in (0.3, 0.5, 0.7) for c in (1.0,) for s in (0.0, 1.0)]
+
+
+def search_settings(base: dict) -> list[dict]:
+    """Each `SEARCH` candidate over `base`: a candidate names only what it varies,
+    and the heads need every setting (`--search` failed on the one it left out)."""
+    return [{**base, **candidate} for candidate in SEARCH]
+
+
 MIN_DF = 3
 MIN_SOURCES = 2
 """A feature must occur in at least this many sources of the training rows, so one
@@ -570,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.search:
         print("setting                             mean    min  (binary, leave one source out)")
         best = None
-        for s in SEARCH:
+        for s in search_settings(settings):
             oof = out_of_fold(rows, exs, s)
             figs = binary_by_source(rows, oof.full >= 0)
             accs = [a / n for a, n in figs.values()]

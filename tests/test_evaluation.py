@@ -515,21 +515,29 @@ def test_the_calibration_row_of_every_source_weighs_each_source_the_same():
     assert both.sure_accuracy == pytest.approx(0.99)  # a source with no sure verdict has no figure to average
 
 
-def test_the_quick_heads_gate_may_not_cost_any_one_source_more_than_a_point():
-    """Pooled over sources a wide gate costs almost nothing; if one source pays for
-    it all, the gate stays narrower."""
+def _trainer():
+    """scripts/train_verdict_model.py as a module (it is a script, not a package member)."""
     import importlib.util
     import sys
 
-    import numpy as np
-
     from orbench_play.evaluation import loso
 
-    spec = importlib.util.spec_from_file_location("_trainer_for_gate", loso.REPO / "scripts" / "train_verdict_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "_trainer_for_tests", loso.REPO / "scripts" / "train_verdict_model.py"
+    )
     assert spec is not None and spec.loader is not None
     trainer = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = trainer
     spec.loader.exec_module(trainer)
+    return trainer
+
+
+def test_the_quick_heads_gate_may_not_cost_any_one_source_more_than_a_point():
+    """Pooled over sources a wide gate costs almost nothing; if one source pays for
+    it all, the gate stays narrower."""
+    import numpy as np
+
+    trainer = _trainer()
     n = 10_000
     y = np.array([1, 0] * (n // 2))
     full_p = np.where(y == 1, 0.9, 0.1)  # the full read is always right
@@ -542,3 +550,14 @@ def test_the_quick_heads_gate_may_not_cost_any_one_source_more_than_a_point():
     assert pooled[0] >= 0.25  # pooled, they are 6 of 10,000: within the pooled cost
     per_source = trainer.choose_gate(quick_p, full_p, y, w, later, sources)
     assert per_source[0] < 0.24  # they are 15% of the small source: read in full
+
+
+def test_every_search_candidate_carries_every_setting_the_heads_read():
+    """`--search` once handed the heads candidates without `full_prefix_weight`
+    and stopped with a KeyError before printing its first row."""
+    trainer = _trainer()
+    candidates = trainer.search_settings(trainer.SETTINGS)
+    assert len(candidates) == len(trainer.SEARCH) > 1
+    assert all(c.keys() == trainer.SETTINGS.keys() for c in candidates)
+    assert [{k: c[k] for k in s} for c, s in zip(candidates, trainer.SEARCH, strict=True)] == trainer.SEARCH
+    assert {c["full_prefix_weight"] for c in candidates} == {trainer.SETTINGS["full_prefix_weight"]}
