@@ -516,20 +516,9 @@ def test_the_calibration_row_of_every_source_weighs_each_source_the_same():
 
 
 def _trainer():
-    """scripts/train_verdict_model.py as a module (it is a script, not a package member)."""
-    import importlib.util
-    import sys
-
     from orbench_play.evaluation import loso
 
-    spec = importlib.util.spec_from_file_location(
-        "_trainer_for_tests", loso.REPO / "scripts" / "train_verdict_model.py"
-    )
-    assert spec is not None and spec.loader is not None
-    trainer = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = trainer
-    spec.loader.exec_module(trainer)
-    return trainer
+    return loso.training_script()
 
 
 def test_the_quick_heads_gate_may_not_cost_any_one_source_more_than_a_point():

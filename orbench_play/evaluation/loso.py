@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..types import Verdict
@@ -34,6 +35,12 @@ def model_of(row: LabelledRow) -> str:
 
 def load_trainer(settings: dict | None = None) -> Callable[[Sequence[LabelledRow]], Any]:
     """The training script's `Trainer` (a source checkout with the dev extras)."""
+    module = training_script()
+    return lambda rows: module.Trainer(rows, settings)
+
+
+def training_script() -> ModuleType:
+    """`scripts/train_verdict_model.py` as a module: a script, not a package member."""
     script = REPO / "scripts" / "train_verdict_model.py"
     if not script.is_file():
         raise RuntimeError(f"leave-one-out figures need the training script at {script} (a source checkout)")
@@ -46,7 +53,7 @@ def load_trainer(settings: dict | None = None) -> Callable[[Sequence[LabelledRow
         spec.loader.exec_module(module)
     except ImportError as exc:  # scikit-learn and scipy are dev dependencies
         raise RuntimeError(f"leave-one-out figures need the dev extras (scikit-learn, scipy): {exc}") from exc
-    return lambda rows: module.Trainer(rows, settings)
+    return module
 
 
 @dataclass(slots=True)
