@@ -212,7 +212,8 @@ def test_a_priced_model_is_billed_what_arrived_and_told_what_the_rest_would_have
     paid = bare_model("openai/gpt-4o-mini")
     params = GenerationParams(max_tokens=1000)
     (result,) = _run(RunConfig(models=(paid,), prompts=PROMPTS, params=params, use_cache=False, settle=True))
-    assert result.settled and fake.requests[-1].hung_up
+    # the server notices the hang-up only at its next write: wait for its handler to end
+    assert result.settled and fake.wait_idle(10) == 0 and fake.requests[-1].hung_up
     saved = 1000 - result.settled_at_tokens
     assert result.saved_tokens == saved
     price = spend_guard._price(paid.litellm_model, 0, saved)
@@ -293,4 +294,4 @@ def test_run_settle_reports_what_settling_saved(tmp_path, fake, capsys):
     saved = sum(int(r["saved_tokens"]) for r in rows)
     assert saved == sum(600 - int(r["settled_at_tokens"]) for r in rows) > 0
     assert f"{saved:,}" in printed
-    assert all(r.hung_up for r in fake.requests)
+    assert fake.wait_idle(10) == 0 and all(r.hung_up for r in fake.requests)

@@ -37,7 +37,7 @@ def test_the_switch_stops_an_answer_and_finish_asks_for_the_rest(app_url, fake):
         page.wait_for_function(ALL_FINAL, arg=1, timeout=60_000)
         cell = page.evaluate(CELL_JS)
         assert cell["verdict"] == "direct_answer" and "verdict settled" in cell["msg"] and cell["finish"], cell
-        assert fake.requests[-1].hung_up
+        assert fake.wait_idle(10) == 0 and fake.requests[-1].hung_up  # noticed at the server's next write
         page.wait_for_selector("#scoreboard .sb-settle")
         assert "Settling stopped 1 of 1 answers" in page.locator("#scoreboard .sb-settle").inner_text()
 
