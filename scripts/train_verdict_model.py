@@ -310,12 +310,25 @@ def fit_head(
 
 
 def _weights(
-    exs: Sequence[Example], alpha: float, labels: np.ndarray, prefix_weight: float = PREFIX_WEIGHT
+    exs: Sequence[Example],
+    alpha: float,
+    labels: np.ndarray,
+    prefix_weight: float = PREFIX_WEIGHT,
+    source_factors: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Each source weighs n ** alpha in all (n its rows), prefixes at PREFIX_WEIGHT,
-    and both classes the same in all."""
+    """Each source weighs n ** alpha in all (n its rows), times its factor in
+    `source_factors` if it has one, prefixes at PREFIX_WEIGHT, and both classes
+    the same in all. The factors exist to be tried leave one source out
+    (`--source-weight`): none measured so far moved the mean beyond refitting's
+    noise, so the shipped model has none (docs/verdicts-tried.md)."""
     n = Counter(e.source for e in exs if e.final)
-    w = np.array([max(n[e.source], 1) ** (alpha - 1.0) * (1.0 if e.final else prefix_weight) for e in exs])
+    factor = source_factors or {}
+    w = np.array(
+        [
+            max(n[e.source], 1) ** (alpha - 1.0) * (1.0 if e.final else prefix_weight) * factor.get(e.source, 1.0)
+            for e in exs
+        ]
+    )
     for cls in (0, 1):
         mask = labels == cls
         if mask.any():
@@ -332,17 +345,18 @@ class Heads:
 
 def fit_heads(exs: Sequence[Example], settings: dict) -> Heads:
     y = np.array([e.refusal for e in exs])
-    w = _weights(exs, settings["alpha"], y)
+    factors = settings.get("source_weights")
+    w = _weights(exs, settings["alpha"], y, source_factors=factors)
     src = [e.source for e in exs]
     quick = fit_head([e.quick for e in exs], y, w, src, PRIORS["refusal"], settings)
     pw = settings["full_prefix_weight"]
     use = [e for e in exs if e.final or pw > 0]
     yf = np.array([e.refusal for e in use])
-    wf = _weights(use, settings["alpha"], yf, pw)
+    wf = _weights(use, settings["alpha"], yf, pw, factors)
     full = fit_head([e.full for e in use], yf, wf, [e.source for e in use], PRIORS["refusal"], settings)
     fine = [e for e in exs if e.indirect is not None and e.final]
     yk = np.array([e.indirect for e in fine])
-    wk = _weights(fine, settings["alpha"], yk)
+    wk = _weights(fine, settings["alpha"], yk, source_factors=factors)
     kind = fit_head([e.kind for e in fine], yk, wk, [e.source for e in fine], PRIORS["kind"], settings)
     return Heads(quick, full, kind)
 
@@ -552,6 +566,21 @@ def to_json(heads: Heads, cal_quick, cal_full, gate, sure, transfer_k, meta) -> 
     }
 
 
+def source_factors(specs: Sequence[str]) -> dict[str, float]:
+    """`--source-weight` values (`SOURCE=FACTOR`) as a dict; a clear error for a malformed one."""
+    out: dict[str, float] = {}
+    for spec in specs:
+        source, sep, value = spec.partition("=")
+        try:
+            factor = float(value)
+        except ValueError:
+            factor = -1.0
+        if not sep or not source or not factor > 0:
+            raise ValueError(f"--source-weight wants SOURCE=FACTOR with a positive FACTOR, not {spec!r}")
+        out[source] = factor
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(OUT))
@@ -564,7 +593,18 @@ def main(argv: list[str] | None = None) -> int:
         help="weight of streaming prefixes in the full head's training (0: final answers only)",
     )
     ap.add_argument("--oof", default="", help="also save the out-of-fold decision values here (.npz)")
+    ap.add_argument(
+        "--source-weight",
+        action="append",
+        default=[],
+        metavar="SOURCE=FACTOR",
+        help="weigh a source's rows FACTOR times their n**alpha share (repeatable; to try leave one source out)",
+    )
     args = ap.parse_args(argv)
+    try:
+        factors = source_factors(args.source_weight)
+    except ValueError as exc:
+        ap.error(str(exc))
     corpus = load_corpus(args.shared)
     for note in corpus.missing:
         print(f"missing: {note}", file=sys.stderr)
@@ -575,6 +615,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = dict(SETTINGS)
     if args.full_prefix_weight is not None:
         settings["full_prefix_weight"] = args.full_prefix_weight
+    unknown = sorted(set(factors) - {r.source for r in rows})
+    if unknown:
+        ap.error(
+            f"--source-weight: no source named {', '.join(unknown)} (sources: {', '.join(sorted({r.source for r in rows}))})"
+        )
+    if factors:
+        settings["source_weights"] = factors
     if args.search:
         print("setting                             mean    min  (binary, leave one source out)")
         best = None

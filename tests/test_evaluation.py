@@ -550,3 +550,31 @@ def test_every_search_candidate_carries_every_setting_the_heads_read():
     assert all(c.keys() == trainer.SETTINGS.keys() for c in candidates)
     assert [{k: c[k] for k in s} for c, s in zip(candidates, trainer.SEARCH, strict=True)] == trainer.SEARCH
     assert {c["full_prefix_weight"] for c in candidates} == {trainer.SETTINGS["full_prefix_weight"]}
+
+
+def test_a_source_weight_factor_scales_that_sources_rows_and_keeps_the_classes_even():
+    """`--source-weight` is how per-source weights are tried leave one source out:
+    the factor must reach the source's rows, and the classes must still weigh the
+    same in all whatever it does."""
+    import numpy as np
+
+    trainer = _trainer()
+
+    def ex(source: str, refusal: int):
+        return trainer.Example(quick={}, full={}, kind={}, refusal=refusal, indirect=None, source=source)
+
+    exs = [ex("a", 1), ex("a", 0), ex("b", 1), ex("b", 0)]
+    y = np.array([e.refusal for e in exs])
+    plain = trainer._weights(exs, 0.7, y)
+    doubled = trainer._weights(exs, 0.7, y, source_factors={"a": 2.0})
+    assert plain[0] == pytest.approx(plain[2])
+    assert doubled[0] == pytest.approx(2 * doubled[2])
+    assert doubled[y == 1].sum() == pytest.approx(doubled[y == 0].sum())
+
+
+def test_source_weight_arguments_are_read_or_refused_clearly():
+    trainer = _trainer()
+    assert trainer.source_factors(["gpt4=2", "gptfuzz=0.5"]) == {"gpt4": 2.0, "gptfuzz": 0.5}
+    for bad in ("gpt4", "gpt4=", "=2", "gpt4=-1", "gpt4=two"):
+        with pytest.raises(ValueError, match="SOURCE=FACTOR"):
+            trainer.source_factors([bad])
