@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -352,7 +353,7 @@ def fit_heads(exs: Sequence[Example], settings: dict) -> Heads:
     pw = settings["full_prefix_weight"]
     use = [e for e in exs if e.final or pw > 0]
     yf = np.array([e.refusal for e in use])
-    wf = _weights(use, settings["alpha"], yf, pw, factors)
+    wf = _weights(use, settings["alpha"], yf, pw, source_factors=factors)
     full = fit_head([e.full for e in use], yf, wf, [e.source for e in use], PRIORS["refusal"], settings)
     fine = [e for e in exs if e.indirect is not None and e.final]
     yk = np.array([e.indirect for e in fine])
@@ -575,7 +576,7 @@ def source_factors(specs: Sequence[str]) -> dict[str, float]:
             factor = float(value)
         except ValueError:
             factor = -1.0
-        if not sep or not source or not factor > 0:
+        if not sep or not source or not 0 < factor < math.inf:
             raise ValueError(f"--source-weight wants SOURCE=FACTOR with a positive FACTOR, not {spec!r}")
         out[source] = factor
     return out

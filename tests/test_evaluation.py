@@ -575,6 +575,6 @@ def test_a_source_weight_factor_scales_that_sources_rows_and_keeps_the_classes_e
 def test_source_weight_arguments_are_read_or_refused_clearly():
     trainer = _trainer()
     assert trainer.source_factors(["gpt4=2", "gptfuzz=0.5"]) == {"gpt4": 2.0, "gptfuzz": 0.5}
-    for bad in ("gpt4", "gpt4=", "=2", "gpt4=-1", "gpt4=two"):
+    for bad in ("gpt4", "gpt4=", "=2", "gpt4=-1", "gpt4=0", "gpt4=two", "gpt4=nan", "gpt4=inf"):
         with pytest.raises(ValueError, match="SOURCE=FACTOR"):
             trainer.source_factors([bad])
