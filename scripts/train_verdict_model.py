@@ -616,11 +616,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = dict(SETTINGS)
     if args.full_prefix_weight is not None:
         settings["full_prefix_weight"] = args.full_prefix_weight
-    unknown = sorted(set(factors) - {r.source for r in rows})
+    known = {r.source for r in rows}
+    unknown = sorted(set(factors) - known)
     if unknown:
-        ap.error(
-            f"--source-weight: no source named {', '.join(unknown)} (sources: {', '.join(sorted({r.source for r in rows}))})"
-        )
+        ap.error(f"--source-weight: no source named {', '.join(unknown)} (sources: {', '.join(sorted(known))})")
     if factors:
         settings["source_weights"] = factors
     if args.search:
