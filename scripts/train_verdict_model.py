@@ -582,6 +582,29 @@ def source_factors(specs: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def without_features(exs: Sequence[Example], prefixes: Sequence[str]) -> dict[str, int]:
+    """Take every feature named with one of `prefixes` out of what each head reads
+    (`--drop-feature`), in place: a reading left out in turn, leave one source
+    out, is how a rule earns its place (docs/verdicts-tried.md). A feature no
+    example has cannot keep its prior either (`fit_head` fits only features
+    that occur), so the heads lose it entirely. Returns how many features each
+    prefix took out."""
+    taken = dict.fromkeys(prefixes, 0)
+    starts = tuple(prefixes)
+
+    def strip(x: dict[str, float]) -> None:
+        for f in [f for f in x if f.startswith(starts)]:
+            del x[f]
+            for p in prefixes:
+                if f.startswith(p):
+                    taken[p] += 1
+
+    for e in exs:
+        for x in (e.quick, e.full, e.kind, *(v.quick for v in e.voices), *(v.full for v in e.voices)):
+            strip(x)
+    return taken
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(OUT))
@@ -601,6 +624,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SOURCE=FACTOR",
         help="weigh a source's rows FACTOR times their n**alpha share (repeatable; to try leave one source out)",
     )
+    ap.add_argument(
+        "--drop-feature",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="leave out every feature whose name starts with PREFIX, such as r:hotline or t:moral= "
+        "(repeatable; to try a reading left out, leave one source out)",
+    )
     args = ap.parse_args(argv)
     try:
         factors = source_factors(args.source_weight)
@@ -612,6 +643,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = corpus.rows
     exs = examples(rows)
     print(f"{len(rows)} rows, {len(exs)} examples", file=sys.stderr)
+    if args.drop_feature:
+        taken = without_features(exs, args.drop_feature)
+        idle = [p for p, n in taken.items() if n == 0]
+        if idle:
+            ap.error(
+                f"--drop-feature: no answer has a feature starting with {', '.join(map(repr, idle))} "
+                "(features are named like r:refusal_first, x:deflection, t:moral=2)"
+            )
     y = np.array([r.label in REFUSALS for r in rows], dtype=int)
     settings = dict(SETTINGS)
     if args.full_prefix_weight is not None:
@@ -622,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--source-weight: no source named {', '.join(unknown)} (sources: {', '.join(sorted(known))})")
     if factors:
         settings["source_weights"] = factors
+    if args.drop_feature:
+        settings["dropped_features"] = sorted(set(args.drop_feature))
     if args.search:
         print("setting                             mean    min  (binary, leave one source out)")
         best = None

@@ -578,3 +578,40 @@ def test_source_weight_arguments_are_read_or_refused_clearly():
     for bad in ("gpt4", "gpt4=", "=2", "gpt4=-1", "gpt4=0", "gpt4=two", "gpt4=nan", "gpt4=inf"):
         with pytest.raises(ValueError, match="SOURCE=FACTOR"):
             trainer.source_factors([bad])
+
+
+def test_a_dropped_feature_leaves_every_head_and_voice_and_keeps_no_prior():
+    """`--drop-feature` is how a reading is left out in turn: it must leave what
+    every head reads, a later voice's too, and the fitted head must not keep the
+    rule's prior for it (a feature that never occurs would otherwise keep its
+    intent as its weight)."""
+    import numpy as np
+
+    trainer = _trainer()
+
+    def ex(source: str, refusal: int):
+        feats = {"r:hotline": 1.0, "r:hotline_extra": 1.0, "x:other": 1.0 if refusal else 0.0}
+        voice = trainer.Voice(quick=dict(feats), full=dict(feats), later_voice=False)
+        return trainer.Example(
+            quick=dict(feats),
+            full=dict(feats),
+            kind=dict(feats),
+            refusal=refusal,
+            indirect=None,
+            source=source,
+            voices=[voice],
+        )
+
+    exs = [ex(s, r) for s in ("a", "b") for r in (0, 1) for _ in range(3)]
+    taken = trainer.without_features(exs, ["r:hotline", "t:nothing"])
+    assert taken == {"r:hotline": 5 * 2 * len(exs), "t:nothing": 0}
+    for e in exs:
+        for x in (e.quick, e.full, e.kind, e.voices[0].quick, e.voices[0].full):
+            assert not any(f.startswith("r:hotline") for f in x)
+            assert "x:other" in x
+    y = np.array([e.refusal for e in exs])
+    head = trainer.fit_head(
+        [e.full for e in exs], y, np.ones(len(exs)), [e.source for e in exs], {"r:hotline": 3.0}, trainer.SETTINGS
+    )
+    assert "r:hotline" not in head.weights
+    assert head.weights["x:other"] > 0
