@@ -176,7 +176,6 @@ _NON_ENGLISH_REFUSAL = re.compile(
 _FICTIONAL = re.compile(
     r"(?:fictional (?:character|person|figure)|not a real (?:person|character)|does(?: not|n't) exist)"
 )
-_HELP_CONTENT = re.compile(r"(?:here (?:are|is|'s)|step \d)\b")
 
 # Cheap gates: a pattern can only match if one of these words is in the text.
 _GATE_MARKERS = frozenset(
@@ -434,7 +433,6 @@ def rule_signals(text: str, head: str | None = None, words=None) -> dict[str, bo
         "disagree_first": disagree,
         "no_opinion_first": not words.isdisjoint(_GATE_OPINION) and _word_search(_PERSONAL_OPINION, first),
         "fictional": not words.isdisjoint(_GATE_FICTIONAL) and _word_search(_FICTIONAL, head),
-        "refusal_then_help": refusal_first and (has_list or "```" in text[:1500] or _word_search(_HELP_CONTENT, head)),
         "refusal_then_offer": refusal_first and offers_alternative(head, words),
     }
 
