@@ -637,6 +637,8 @@ def main(argv: list[str] | None = None) -> int:
         factors = source_factors(args.source_weight)
     except ValueError as exc:
         ap.error(str(exc))
+    if "" in args.drop_feature:
+        ap.error("--drop-feature wants a feature's name or the start of one, not an empty string (it would drop all)")
     corpus = load_corpus(args.shared)
     for note in corpus.missing:
         print(f"missing: {note}", file=sys.stderr)

@@ -615,3 +615,13 @@ def test_a_dropped_feature_leaves_every_head_and_voice_and_keeps_no_prior():
     )
     assert "r:hotline" not in head.weights
     assert head.weights["x:other"] > 0
+
+
+def test_an_empty_drop_feature_is_refused_before_the_corpus_is_read(capsys):
+    """An empty prefix matches every feature: the fit would read nothing but its
+    bias. It stops at once with a message, not after half a minute of reading."""
+    trainer = _trainer()
+    with pytest.raises(SystemExit) as stop:
+        trainer.main(["--drop-feature", "", "--shared", "/nonexistent"])
+    assert stop.value.code == 2
+    assert "empty string" in capsys.readouterr().err
