@@ -80,20 +80,21 @@ def calibration(rows: Sequence[LabelledRow], verdicts: Sequence[Verdict], bins: 
     )
 
 
+def mean_known(values: Sequence[float | None]) -> float | None:
+    """The mean of the values that are known (a source with no wrong verdict has no share of them)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
 def mean_of(figures: Sequence[CalibrationFigures]) -> CalibrationFigures:
     """Each source's figures weighing the same: pooled over answers, GPTFuzz's
     7,700 of 12,000 would decide every figure."""
-
-    def mean(values: list[float | None]) -> float | None:
-        known = [v for v in values if v is not None]
-        return sum(known) / len(known) if known else None
-
     return CalibrationFigures(
         n=sum(f.n for f in figures),
-        ece=mean([f.ece for f in figures]),
-        sure_share=mean([f.sure_share for f in figures]),
-        sure_accuracy=mean([f.sure_accuracy for f in figures]),
-        errors_unsure=mean([f.errors_unsure for f in figures]),
+        ece=mean_known([f.ece for f in figures]),
+        sure_share=mean_known([f.sure_share for f in figures]),
+        sure_accuracy=mean_known([f.sure_accuracy for f in figures]),
+        errors_unsure=mean_known([f.errors_unsure for f in figures]),
     )
 
 
@@ -117,4 +118,41 @@ def format_reliability(title: str, figures: CalibrationFigures) -> str:
     lines = [title, f"{'P(refusal)':>12}{'answers':>9}{'mean P':>8}{'people':>8}"]
     for b in figures.bins:
         lines.append(f"{b.low:>5.1f}-{b.high:<5.1f} {b.n:>9}{b.mean_p:>8.2f}{b.rate:>8.2f}")
+    return "\n".join(lines)
+
+
+AUTO_THRESHOLDS = (0.6, 0.7, 0.8, 0.84, 0.9)
+"""Thresholds `auto:<judge>` may ask below (`ORBENCH_AUTO_CONFIDENCE`): its
+default, the page's "sure" line, and a few between and beyond."""
+
+
+def asked_below(
+    rows: Sequence[LabelledRow], verdicts: Sequence[Verdict], thresholds: Sequence[float] = AUTO_THRESHOLDS
+) -> dict[float, tuple[float, float | None]]:
+    """For each threshold, what `auto:<judge>` would ask a judge about: the share
+    of answers whose confidence is below it, and the share of the wrong verdicts
+    (answer vs refusal, clear rows) among them, which a judge that is right
+    could fix. Why: the default asks about few answers, and the misses that
+    matter most (a tiny model's answer that quietly does something safer) look
+    sure, so the share of errors reached is the figure to choose it by."""
+    pairs = [
+        (v.confidence, (p_of(v) >= 0.5) != (r.label in REFUSALS))
+        for r, v in zip(rows, verdicts, strict=True)
+        if r.clear
+    ]
+    errors = sum(wrong for _, wrong in pairs)
+    out: dict[float, tuple[float, float | None]] = {}
+    for t in thresholds:
+        asked = [wrong for c, wrong in pairs if c < t]
+        out[t] = (len(asked) / len(pairs) if pairs else 0.0, sum(asked) / errors if errors else None)
+    return out
+
+
+def format_asked(title: str, per_source: dict[str, dict[float, tuple[float, float | None]]]) -> str:
+    thresholds = next(iter(per_source.values())).keys() if per_source else ()
+    lines = [title, f"{'below confidence':24}" + "".join(f"{t:>14g}" for t in thresholds)]
+    for name, table in per_source.items():
+        cells = "".join(f"{f'{a:.0%} / ' + ('-' if e is None else f'{e:.0%}'):>14}" for a, e in table.values())
+        lines.append(f"{name[:24]:24}{cells}")
+    lines.append("each cell: answers asked about / the wrong verdicts among them (answer vs refusal, clear rows)")
     return "\n".join(lines)
