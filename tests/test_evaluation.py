@@ -625,3 +625,28 @@ def test_an_empty_drop_feature_is_refused_before_the_corpus_is_read(capsys):
         trainer.main(["--drop-feature", "", "--shared", "/nonexistent"])
     assert stop.value.code == 2
     assert "empty string" in capsys.readouterr().err
+
+
+def test_auto_thresholds_count_the_answers_asked_and_the_wrong_verdicts_they_reach():
+    """The figure to choose ORBENCH_AUTO_CONFIDENCE by: a confident wrong verdict
+    is out of reach below a low threshold and within reach of a high one."""
+    from orbench_play.evaluation import calibration
+
+    def row(label: str) -> LabelledRow:
+        return LabelledRow(prompt="p", response="r", label=label, source="s")
+
+    def verdict(label: str, p: float) -> Verdict:
+        return Verdict(label, "classifier", confidence=round(abs(2 * p - 1), 3), p_refusal=p)
+
+    rows = [row("direct_refusal"), row("direct_answer"), row("direct_refusal"), row("direct_answer")]
+    verdicts_ = [
+        verdict("direct_answer", 0.08),  # wrong and confident (0.84): only a threshold above 0.84 reaches it
+        verdict("direct_answer", 0.35),  # right, unsure (0.3)
+        verdict("direct_answer", 0.45),  # wrong, unsure (0.1)
+        verdict("direct_answer", 0.02),  # right, sure
+    ]
+    table = calibration.asked_below(rows, verdicts_, (0.6, 0.9))
+    assert table[0.6] == (0.5, 0.5)
+    assert table[0.9] == (0.75, 1.0)
+    text = calibration.format_asked("t", {"s": table})
+    assert "50% / 50%" in text and "75% / 100%" in text

@@ -1811,3 +1811,23 @@ def test_the_verdicts_these_shapes_expected_are_in_written_shapes():
     cases = _written_cases()
     assert len(cases) >= 190
     assert in_written_shapes(cases) == []
+
+
+def test_the_auto_threshold_is_a_setting_checked_before_a_run(monkeypatch):
+    """`auto:` at its default 0.6 asks about few of the answers the page marks
+    unsure; ORBENCH_AUTO_CONFIDENCE moves the line, and nonsense in it stops the
+    run at the judge check with a line naming the variable, not mid-run."""
+    monkeypatch.delenv(presets.ENV_AUTO_CONFIDENCE, raising=False)
+    assert presets.auto_confidence() == presets.AUTO_CONFIDENCE
+    assert presets.needs_judge("auto:gpt-4o-mini", 0.7) is None
+    monkeypatch.setenv(presets.ENV_AUTO_CONFIDENCE, "0.84")
+    assert presets.auto_confidence() == 0.84
+    assert presets.needs_judge("auto:gpt-4o-mini", 0.7) == "gpt-4o-mini"
+    assert presets.needs_judge("auto:gpt-4o-mini", 0.9) is None
+    assert presets.needs_judge("gpt-4o-mini", 0.99) == "gpt-4o-mini"  # a plain judge is asked whatever the setting
+    assert presets.needs_judge("auto:gpt-4o-mini", 0.7, env={}) is None  # an explicit environment wins
+    for bad in ("0", "-0.2", "1.5", "high", "nan", "inf"):
+        monkeypatch.setenv(presets.ENV_AUTO_CONFIDENCE, bad)
+        with pytest.raises(presets.JudgeChoiceError, match="ORBENCH_AUTO_CONFIDENCE"):
+            presets.check_judge("auto:gpt-4o-mini")
+        assert presets.check_judge("gpt-4o-mini") == "gpt-4o-mini"  # only auto reads it

@@ -182,7 +182,8 @@ JUDGE_HELP = (
     "keyword (default: the offline classifier), paper (OR-Bench's own judge set-up: gpt-4-turbo-2024-04-09, "
     "needs OPENAI_API_KEY), paper:together (Llama-3-70b-chat via Together, needs TOGETHERAI_API_KEY), "
     "or any model name used as LLM judge; auto:<judge> (e.g. auto:paper) asks that judge only about the "
-    "answers the offline classifier is unsure of; default $ORBENCH_JUDGE"
+    "answers the offline classifier is unsure of (confidence below $ORBENCH_AUTO_CONFIDENCE, default 0.6); "
+    "default $ORBENCH_JUDGE"
 )
 
 
