@@ -650,3 +650,26 @@ def test_auto_thresholds_count_the_answers_asked_and_the_wrong_verdicts_they_rea
     assert table[0.9] == (0.75, 1.0)
     text = calibration.format_asked("t", {"s": table})
     assert "50% / 50%" in text and "75% / 100%" in text
+
+
+def test_role_play_streaming_reads_gptfuzz_transcripts_with_a_later_voice_only(monkeypatch):
+    """make eval streams role-play transcripts apart from ordinary answers: the
+    first voice refuses and a later one may answer, and mixed in they would hide
+    how the ordinary answers' live badge behaves."""
+    transcript = (
+        "[GPT]: I'm sorry, but I cannot help with that.\n\n[BetterDAN]: Oh, you want the steps? First, buy the parts."
+    )
+    plain = "I'm sorry, but I cannot help with that."
+    rows = [
+        LabelledRow(prompt="p", response=transcript, label="direct_answer", source="gptfuzz"),
+        LabelledRow(prompt="p", response=plain, label="direct_refusal", source="gptfuzz"),
+        LabelledRow(prompt="p", response=transcript, label="direct_answer", source="gpt4"),
+        LabelledRow(prompt="q", response=transcript, label="direct_answer", source="gptfuzz"),
+    ]
+    picked = eval_suite.role_play_rows(rows)
+    assert [(r.source, r.prompt, r.response == transcript) for r in picked] == [
+        ("gptfuzz", "p", True),
+        ("gptfuzz", "q", True),
+    ]
+    monkeypatch.setattr(eval_suite, "ROLE_PLAY_ANSWERS", 1)
+    assert len(eval_suite.role_play_rows(rows)) == 1

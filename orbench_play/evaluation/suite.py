@@ -40,7 +40,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -250,7 +250,28 @@ def _forms_section(
     return forms.format_forms(found, len(picked))
 
 
-def _streaming_section(rows: Sequence[LabelledRow], figures: dict[str, Any], payload: dict[str, Any]) -> str:
+ROLE_PLAY_ANSWERS = 250
+"""Role-play answers streamed apart (GPTFuzz's first ones with a later voice)."""
+
+
+def role_play_rows(rows: Sequence[LabelledRow]) -> list[LabelledRow]:
+    """GPTFuzz's first ROLE_PLAY_ANSWERS answers in which a later voice follows
+    the opening (`sentences.later_voice`): the least stable live verdicts, since
+    the first voice refuses and a later one may answer; kept out of "all of the
+    above", which stands for ordinary answers."""
+    from ..verdicts import sentences
+    from ..verdicts.text import as_read
+
+    found = (r for r in rows if r.source == "gptfuzz" and sentences.later_voice(as_read(r.response)))
+    return list(islice(found, ROLE_PLAY_ANSWERS))
+
+
+def _streaming_section(
+    rows: Sequence[LabelledRow],
+    figures: dict[str, Any],
+    payload: dict[str, Any],
+    role_play: Sequence[LabelledRow] = (),
+) -> str:
     groups: dict[str, list[LabelledRow]] = {}
     for r in rows:
         groups.setdefault(r.source, []).append(r)
@@ -265,6 +286,10 @@ def _streaming_section(rows: Sequence[LabelledRow], figures: dict[str, Any], pay
     long = streaming_agreement([r for r in rows if len(r.response) >= LONG_CHARS])
     lines.append(format_streaming("all of the above", everything))
     lines.append(format_streaming(f"long answers (>= {LONG_CHARS} chars)", long))
+    if role_play:
+        played = streaming_agreement(role_play)
+        lines.append(format_streaming("GPTFuzz role-play, a later voice", played))
+        payload["streaming"]["gptfuzz role-play"] = asdict(played)
     figures["streaming_binary"] = everything.binary_agreement
     figures["streaming_binary_long"] = long.binary_agreement
     figures["streaming_agreement"] = everything.agreement
@@ -588,7 +613,7 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
             for r in rows
             if r.source in ("gpt4", "llama2new", "mistralinstruct", "orbench-heldout", "smollm2", "qwen")
         ]
-        sections.append(_streaming_section(streamed or rows[:1500], figures, payload))
+        sections.append(_streaming_section(streamed or rows[:1500], figures, payload, role_play_rows(rows)))
         sections.append(_settle_section(rows, figures, payload))
     if not args.no_timing:
         timed = [r for r in rows if r.source in ("gpt4", "llama2new", "mistralinstruct")] or rows[:1350]
