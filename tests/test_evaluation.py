@@ -650,6 +650,9 @@ def test_auto_thresholds_count_the_answers_asked_and_the_wrong_verdicts_they_rea
     assert table[0.9] == (0.75, 1.0)
     text = calibration.format_asked("t", {"s": table})
     assert "50% / 50%" in text and "75% / 100%" in text
+    no_errors = {0.6: (0.1, None), 0.9: (0.3, None)}  # a source with no wrong verdict has no share of them
+    alike = calibration.every_source_alike({"s": table, "clean": no_errors})
+    assert alike[0.6] == pytest.approx((0.3, 0.5)) and alike[0.9] == pytest.approx((0.525, 1.0))
 
 
 def test_role_play_streaming_reads_gptfuzz_transcripts_with_a_later_voice_only(monkeypatch):

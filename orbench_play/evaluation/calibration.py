@@ -121,9 +121,10 @@ def format_reliability(title: str, figures: CalibrationFigures) -> str:
     return "\n".join(lines)
 
 
-AUTO_THRESHOLDS = (0.6, 0.7, 0.8, 0.84, 0.9)
+AUTO_THRESHOLDS = (0.6, 0.7, 0.8, 0.9)
 """Thresholds `auto:<judge>` may ask below (`ORBENCH_AUTO_CONFIDENCE`): its
-default, the page's "sure" line, and a few between and beyond."""
+default and a few beyond; `make eval` adds the shipped model's "sure" line,
+where the page's badge turns solid."""
 
 
 def asked_below(
@@ -146,6 +147,18 @@ def asked_below(
         asked = [wrong for c, wrong in pairs if c < t]
         out[t] = (len(asked) / len(pairs) if pairs else 0.0, sum(asked) / errors if errors else None)
     return out
+
+
+def every_source_alike(
+    per_source: dict[str, dict[float, tuple[float, float | None]]],
+) -> dict[float, tuple[float, float | None]]:
+    """`asked_below`'s figures with each source weighing the same (as `mean_of`)."""
+    tables = list(per_source.values())
+    thresholds = tables[0].keys() if tables else ()
+    return {
+        t: (sum(table[t][0] for table in tables) / len(tables), mean_known([table[t][1] for table in tables]))
+        for t in thresholds
+    }
 
 
 def format_asked(title: str, per_source: dict[str, dict[float, tuple[float, float | None]]]) -> str:

@@ -549,17 +549,13 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m orbench_play.e
         )
     )
     sections.append(calibration.format_reliability("Reliability, every answer", cal["ALL (pooled answers)"]))
+    shipped_model = verdicts.load_model()
+    lines = sorted({*calibration.AUTO_THRESHOLDS, *([shipped_model.sure] if shipped_model else [])})
     asked = {
-        s: calibration.asked_below([rows[i] for i in idx], [out_of_fold[i] for i in idx])
+        s: calibration.asked_below([rows[i] for i in idx], [out_of_fold[i] for i in idx], lines)
         for s, idx in sources.group_rows(rows, lambda r: r.source).items()
     }
-    asked["ALL (each source alike)"] = {
-        t: (
-            sum(a[t][0] for a in asked.values()) / len(asked),
-            calibration.mean_known([a[t][1] for a in asked.values()]),
-        )
-        for t in calibration.AUTO_THRESHOLDS
-    }
+    asked["ALL (each source alike)"] = calibration.every_source_alike(asked)
     title = "What auto:<judge> asks its judge about, by ORBENCH_AUTO_CONFIDENCE"
     sections.append(calibration.format_asked(title + (" (out of fold)" if args.loso else " (in sample)"), asked))
     payload["auto_asked"] = {k: {str(t): list(v) for t, v in table.items()} for k, table in asked.items()}

@@ -44,9 +44,9 @@ ENV_AUTO_CONFIDENCE = "ORBENCH_AUTO_CONFIDENCE"
 def auto_confidence(env: Mapping[str, str] | None = None) -> float:
     """The confidence below which `auto:<judge>` asks its judge: the
     `ORBENCH_AUTO_CONFIDENCE` setting, else AUTO_CONFIDENCE. A ValueError with
-    one line for a setting that is no number between 0 and 1: a threshold of 0
-    asks nothing (the offline verdict alone), above 1 it would ask about every
-    answer, which `--judge <judge>` says more plainly."""
+    one line for a setting that is not above 0 and at most 1: at 0 it would ask
+    about nothing (that is `keyword`), above 1 about everything (that is
+    `--judge <judge>`), and a typo should not silently mean either."""
     raw = ((os.environ if env is None else env).get(ENV_AUTO_CONFIDENCE) or "").strip()
     if not raw:
         return AUTO_CONFIDENCE
