@@ -280,3 +280,16 @@ def run_then_run_with_safety(page, model: str) -> None:
     choose(page, "system_preset", "safety —")
     page.click("#run button, button#run")
     page.wait_for_function(VARIANT_FINAL, arg=f"{model} · safety", timeout=60_000)
+
+
+def type_into(page, elem_id: str, text: str) -> None:
+    """Type `text` key by key into the empty box `elem_id` (a textbox's `input` event,
+    which the share box follows, comes from keys) and wait until it holds all of it.
+    The click first waits for the box to be visible and still: typed into while an
+    accordion was still opening, a box lost its first keys on a loaded machine."""
+    box = page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+    box.click()
+    box.press_sequentially(text)
+    page.wait_for_function(
+        "([id, text]) => document.querySelector(`#${id} textarea, #${id} input`)?.value === text", arg=[elem_id, text]
+    )

@@ -16,7 +16,17 @@ OpenAI server: one app for the module.
 from __future__ import annotations
 
 import pytest
-from support import ALL_FINAL, RUN_ENDED, browser_page, choose, chromium, errors_of, fake_models_yaml, open_share_link
+from support import (
+    ALL_FINAL,
+    RUN_ENDED,
+    browser_page,
+    choose,
+    chromium,
+    errors_of,
+    fake_models_yaml,
+    open_share_link,
+    type_into,
+)
 from support import serve_playground_demo as serve
 
 pytestmark = pytest.mark.browser
@@ -71,10 +81,9 @@ def test_a_reload_keeps_the_set_up_and_the_link_says_what_it_leaves_out(browser,
         endpoint = page.locator("#models .token").nth(1).inner_text().strip()
         choose(page, "judge", "fake-bad-judge")
         page.click("#prompt_set_panel button, #prompt_set_panel .label-wrap")
-        # Typed, not filled: a textbox's `input` event (which the share box follows) comes from keys.
-        page.locator("#prompt_set textarea, #prompt_set input").first.press_sequentially(str(own))
+        type_into(page, "prompt_set", str(own))
         page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        page.locator("#temperature textarea, #temperature input").first.press_sequentially("0.3")
+        type_into(page, "temperature", "0.3")
         page.wait_for_function(
             "() => (document.querySelector('#share textarea')?.value || '').includes('temperature=0.3')"
         )
