@@ -282,6 +282,10 @@ def run_then_run_with_safety(page, model: str) -> None:
     page.wait_for_function(VARIANT_FINAL, arg=f"{model} · safety", timeout=60_000)
 
 
+_BOX_VALUE = "id => document.querySelector(`#${id} textarea, #${id} input`)?.value"
+"""A page script: the value of the Gradio text box `id` (a textarea or an input), if it is there."""
+
+
 def type_into(page, elem_id: str, text: str) -> None:
     """Type `text` key by key into the empty box `elem_id` (a textbox's `input` event,
     which the share box follows, comes from keys) and wait until it holds all of it.
@@ -290,6 +294,11 @@ def type_into(page, elem_id: str, text: str) -> None:
     box = page.locator(f"#{elem_id} textarea, #{elem_id} input").first
     box.click()
     box.press_sequentially(text)
-    page.wait_for_function(
-        "([id, text]) => document.querySelector(`#${id} textarea, #${id} input`)?.value === text", arg=[elem_id, text]
-    )
+    page.wait_for_function(f"([id, text]) => ({_BOX_VALUE})(id) === text", arg=[elem_id, text])
+
+
+def filled_value(page, elem_id: str) -> str:
+    """The value of the box `elem_id` once it holds one: an accordion renders what it
+    holds after the click that opens it, and a read before then found no box."""
+    page.wait_for_function(f"id => !!({_BOX_VALUE})(id)", arg=elem_id)
+    return page.evaluate(_BOX_VALUE, elem_id)

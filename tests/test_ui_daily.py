@@ -24,6 +24,7 @@ from support import (
     chromium,
     errors_of,
     fake_models_yaml,
+    filled_value,
     open_share_link,
     type_into,
 )
@@ -112,15 +113,8 @@ def test_a_reload_keeps_the_set_up_and_the_link_says_what_it_leaves_out(browser,
         assert "fake-bad-judge" in text_of(page, "#judge input")
         page.click("#prompt_set_panel button, #prompt_set_panel .label-wrap")  # closed again by the reload
         page.click("#gen_settings button.label-wrap, #gen_settings > button")
-        # an accordion renders what it holds after the click: wait until the boxes hold a value
-        # (a fresh-clone run read the temperature box before it was there)
-        for box in ("#prompt_set", "#temperature"):
-            page.wait_for_function(
-                "box => { const e = document.querySelector(`${box} textarea, ${box} input`); return !!(e && e.value); }",
-                arg=box,
-            )
-        assert text_of(page, "#prompt_set textarea, #prompt_set input") == str(own)
-        assert text_of(page, "#temperature textarea, #temperature input") == "0.3"
+        assert filled_value(page, "prompt_set") == str(own)
+        assert filled_value(page, "temperature") == "0.3"
         assert "Not kept" in page.locator("#progress").inner_text()
 
         sent = fake_server.request_count()
